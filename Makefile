@@ -1,0 +1,178 @@
+# Kiln build. Plain GNU make, out-of-tree output under build/ (build-$(SANITIZER)/
+# for sanitizer builds). One static library per folder; the link lines show the
+# layering: storage/ at the bottom, mapreduce/ and jobs/ above it with MPI,
+# bulkload/ and serving/ above storage/ without MPI.
+#
+#   make                      build everything into build/
+#   make test                 build and run the whole test suite
+#   make SANITIZER=address    the same suite under ASan (also: undefined, thread)
+#   make bench                build the benchmark programs
+#   make fuzz                 build the libFuzzer targets (clang)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make check-deps           check that the layers include one way only
+
+CC      ?= cc
+MPICC   ?= mpicc
+FUZZCC  ?= clang
+PREFIX  ?= /usr/local
+SANITIZER ?=
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+ifneq ($(SANITIZER),)
+BUILD ?= build-$(SANITIZER)
+SANFLAGS := -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT ?= -O1
+.DEFAULT_GOAL := test
+else
+.DEFAULT_GOAL := all
+BUILD ?= build
+SANFLAGS :=
+OPT ?= -O2
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes
+ifneq ($(CI)$(WERROR),)
+WARN += -Werror
+endif
+
+CPPFLAGS += -I. -D_GNU_SOURCE -DKILN_VERSION='"$(VERSION)"'
+CFLAGS   += -std=c11 -g $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
+LDFLAGS  += $(SANFLAGS) -pthread
+LIBS     := -lsnappy -lz -lzstd -llz4 -lm
+CMOCKA   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+# ---------------------------------------------------------------- libraries
+lib_srcs = $(filter-out %_main.c,$(wildcard $(1)/*.c))
+lib_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lib_srcs,$(1)))
+
+STORAGE_LIB  := $(BUILD)/lib/libkiln_storage.a
+MR_LIB       := $(BUILD)/lib/libkiln_mr.a
+JOBS_LIB     := $(BUILD)/lib/libkiln_jobs.a
+BULKLOAD_LIB := $(BUILD)/lib/libkiln_bulkload.a
+SERVING_LIB  := $(BUILD)/lib/libkiln_serving.a
+CLI_LIB      := $(BUILD)/lib/libkiln_cli.a
+
+$(STORAGE_LIB):  $(call lib_objs,storage)
+$(MR_LIB):       $(call lib_objs,mapreduce)
+$(JOBS_LIB):     $(call lib_objs,jobs)
+$(BULKLOAD_LIB): $(call lib_objs,bulkload)
+$(SERVING_LIB):  $(call lib_objs,serving)
+$(CLI_LIB):      $(call lib_objs,cli)
+
+$(BUILD)/lib/%.a:
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(if $^,ar rcs $@ $^,ar rcs $@)
+
+# Objects under mapreduce/ and jobs/ (and their tests) see MPI.
+$(BUILD)/obj/mapreduce/%.o $(BUILD)/obj/jobs/%.o $(BUILD)/obj/tests/mapreduce/%.o: CC := $(MPICC)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# ---------------------------------------------------------------- programs
+BIN := $(BUILD)/bin
+
+PROGRAMS :=
+ifneq ($(wildcard cli/kiln_main.c),)
+PROGRAMS += $(BIN)/kiln
+endif
+KILN_OBJS := $(BUILD)/obj/cli/kiln_main.o
+$(BIN)/kiln: $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB) $(LIBS)
+
+ifneq ($(wildcard mapreduce/kiln_mr_main.c),)
+PROGRAMS += $(BIN)/kiln-mr
+$(BIN)/kiln-mr: $(BUILD)/obj/mapreduce/kiln_mr_main.o $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LIBS)
+endif
+
+ifneq ($(wildcard serving/kiln_server_main.c),)
+PROGRAMS += $(BIN)/kiln-server
+$(BIN)/kiln-server: $(BUILD)/obj/serving/kiln_server_main.o $(SERVING_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+endif
+
+all: $(STORAGE_LIB) $(PROGRAMS)
+
+# ---------------------------------------------------------------- tests
+# tests/<layer>/test_<module>.c -> $(BUILD)/tests/<layer>/test_<module>
+STORAGE_TESTS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/storage/test_*.c))
+MR_TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/mapreduce/test_*.c))
+BULKLOAD_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/bulkload/test_*.c))
+SERVING_TESTS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/serving/test_*.c))
+TEST_HELPERS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/support/*.c))
+TESTS := $(STORAGE_TESTS) $(MR_TESTS) $(BULKLOAD_TESTS) $(SERVING_TESTS)
+
+$(STORAGE_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(LIBS)
+
+$(MR_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(LIBS)
+
+$(BULKLOAD_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(BULKLOAD_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(LIBS)
+
+$(SERVING_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(SERVING_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(LIBS)
+
+# The fuzz smoke run needs clang's libFuzzer; skipped (and reported) under sanitizers
+# other than none because it carries its own ASan build.
+FUZZ_SMOKE := $(if $(SANITIZER),,fuzz)
+
+test: deps all $(TESTS) $(FUZZ_SMOKE)
+	BUILD=$(BUILD) FUZZ=$(if $(FUZZ_SMOKE),1,0) tests/run_tests.sh
+
+deps:
+	@scripts/deps.sh
+
+# ---------------------------------------------------------------- fuzzing
+# libFuzzer targets are built with clang from the sources directly (own ASan build).
+FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_STORAGE_SRCS := $(call lib_srcs,storage)
+
+$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) -std=c11 -g -O1 -I. -D_GNU_SOURCE -DKILN_VERSION='"$(VERSION)"' \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -o $@ $< $(FUZZ_STORAGE_SRCS) -pthread $(LIBS)
+
+fuzz: $(FUZZ_TARGETS)
+
+# ---------------------------------------------------------------- benchmarks
+BENCH_PROGRAMS := $(BIN)/kiln-bench
+$(BIN)/kiln-bench: $(BUILD)/obj/bench/kiln_bench.o $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/obj/bench/kiln_bench.o: CPPFLAGS += -I../shared/bench/peers/rocksdb_bench -Ibench
+
+bench: all $(BENCH_PROGRAMS)
+
+# ---------------------------------------------------------------- install, hygiene
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
+
+check-deps:
+	@scripts/check_deps.sh
+
+clean:
+	rm -rf build build-*
+
+.PHONY: all test deps fuzz bench install check-deps clean
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,52 @@
+/* block_cache.h -- a sharded LRU cache of decoded HFile blocks, shared by all
+ * open files, with a byte budget.
+ *
+ * Entries are keyed by (file id, block offset) and reference-counted: a
+ * lookup pins the block until block_cache_release, so eviction never frees a
+ * block a reader is using. Thread-safe; each shard has its own mutex.
+ */
+#ifndef KILN_BLOCK_CACHE_H
+#define KILN_BLOCK_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct block_cache block_cache;
+typedef struct block_cache_handle block_cache_handle;
+
+typedef struct block_cache_stats {
+    uint64_t hits, misses, inserts, evictions;
+    uint64_t bytes_used, capacity;
+    uint64_t entries;
+} block_cache_stats;
+
+/* A cache holding at most capacity_bytes of block payloads (plus small
+ * per-entry overhead). capacity 0 caches nothing (every insert is dropped
+ * once released). */
+block_cache *block_cache_new(size_t capacity_bytes);
+void block_cache_free(block_cache *c);   /* REQUIRES: no handle outstanding; c may be NULL */
+
+/* A process-unique id for a newly opened file, so that a reused path never
+ * hits stale blocks. */
+uint64_t block_cache_new_file_id(block_cache *c);
+
+/* Pinned block or NULL. */
+block_cache_handle *block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset);
+
+/* Insert data (ownership passes to the cache, freed with free() when evicted),
+ * charge bytes against the budget, and return it pinned. If another thread
+ * inserted the same key first, data is freed and the existing entry returned. */
+block_cache_handle *block_cache_insert(block_cache *c, uint64_t file_id, uint64_t offset,
+                                       void *data, size_t size);
+
+const void *block_cache_data(const block_cache_handle *h);
+size_t block_cache_size(const block_cache_handle *h);
+/* Unpin. h may be NULL. */
+void block_cache_release(block_cache *c, block_cache_handle *h);
+
+/* Drop every unpinned block of a file (when the file is closed). */
+void block_cache_erase_file(block_cache *c, uint64_t file_id);
+
+void block_cache_get_stats(block_cache *c, block_cache_stats *out);
+
+#endif
