@@ -148,6 +148,9 @@ int hfile_fileinfo_get(const hfile_fileinfo *fi, const char *key, kslice *value)
 int hfile_fileinfo_get_i32(const hfile_fileinfo *fi, const char *key, int32_t *v);
 int hfile_fileinfo_get_i64(const hfile_fileinfo *fi, const char *key, int64_t *v);
 
+/* Insert or replace with arbitrary key bytes (used by the decoder). */
+void hfile_fileinfo_set_raw(hfile_fileinfo *fi, kslice key, kslice value);
+
 /* Payload of a FILEINF2 block: "PBUF", varint length, FileInfoProto. */
 void hfile_fileinfo_encode(const hfile_fileinfo *fi, kbuf *out);
 /* Parse a FILEINF2 payload (PBUF form, or the legacy Writable form). */
