@@ -230,6 +230,9 @@ framed_decompress(kiln_codec codec, const uint8_t *in, size_t n, uint8_t *out, s
             return status_set(err, KILN_CORRUPTION, "%s: empty segment at payload offset %zu",
                               name, ip - 4);
     }
+    /* An empty block is written as one segment header of rawLen 0. */
+    while (n - ip >= 4 && coding_get_be32(in + ip) == 0)
+        ip += 4;
     if (ip != n)
         return status_set(err, KILN_CORRUPTION, "%s: %zu trailing bytes after the last segment",
                           name, n - ip);
