@@ -11,6 +11,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
 [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$work/corpus/" 2>/dev/null
+# HFile targets also start from the real HBase-written vectors.
+case "$name" in *hfile*) cp ../shared/testdata/hbase/*.hfile "$work/corpus/" 2>/dev/null ;; esac
 passed=0; failed=0
 if [ -d "fuzz/regressions/$name" ]; then
   for f in fuzz/regressions/"$name"/*; do
