@@ -24,6 +24,9 @@ typedef struct block_cache_stats {
  * per-entry overhead). capacity 0 caches nothing (every insert is dropped
  * once released). */
 block_cache *block_cache_new(size_t capacity_bytes);
+/* The same with 2^shard_bits shards (at most 2^8), each holding an equal share
+ * of the budget; block_cache_new uses 16. One shard gives one global LRU order. */
+block_cache *block_cache_new_shards(size_t capacity_bytes, unsigned shard_bits);
 void block_cache_free(block_cache *c);   /* REQUIRES: no handle outstanding; c may be NULL */
 
 /* A process-unique id for a newly opened file, so that a reused path never

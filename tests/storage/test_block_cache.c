@@ -1,0 +1,329 @@
+/* test_block_cache.c -- the sharded LRU block cache: hits and misses, LRU
+ * order, the byte budget, pinning, duplicate inserts, erase_file, a zero
+ * budget, and many threads hammering one cache while checking every block's
+ * bytes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "storage/block_cache.h"
+
+static uint64_t rng_seed;
+
+static uint64_t
+rnd_next(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* A block whose bytes are a function of (file, offset), so readers can tell
+ * a block was not mixed up or freed under them. */
+static void *
+make_block(uint64_t file, uint64_t off, size_t size)
+{
+    uint8_t *p = malloc(size);
+    assert_non_null(p);
+    for (size_t i = 0; i < size; i++)
+        p[i] = (uint8_t)(file * 31 + off * 7 + i);
+    return p;
+}
+
+static int
+block_ok(const block_cache_handle *h, uint64_t file, uint64_t off)
+{
+    const uint8_t *p = block_cache_data(h);
+    size_t n = block_cache_size(h);
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (uint8_t)(file * 31 + off * 7 + i))
+            return 0;
+    return 1;
+}
+
+static int
+present(block_cache *c, uint64_t file, uint64_t off)
+{
+    block_cache_handle *h = block_cache_lookup(c, file, off);
+    if (h == NULL)
+        return 0;
+    int ok = block_ok(h, file, off);
+    block_cache_release(c, h);
+    assert_true(ok);
+    return 1;
+}
+
+static void
+insert_release(block_cache *c, uint64_t file, uint64_t off, size_t size)
+{
+    block_cache_handle *h = block_cache_insert(c, file, off, make_block(file, off, size), size);
+    assert_non_null(h);
+    assert_true(block_ok(h, file, off));
+    block_cache_release(c, h);
+}
+
+static void
+hit_and_miss(void **state)
+{
+    block_cache *c = block_cache_new(1 << 20);
+    uint64_t f = block_cache_new_file_id(c);
+    assert_null(block_cache_lookup(c, f, 0));
+    insert_release(c, f, 0, 100);
+    insert_release(c, f, 4096, 200);
+    assert_true(present(c, f, 0));
+    assert_true(present(c, f, 4096));
+    assert_false(present(c, f, 8192));
+    assert_false(present(c, f + 1000, 0));
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.hits, 2);
+    assert_int_equal(st.misses, 3);
+    assert_int_equal(st.inserts, 2);
+    assert_int_equal(st.entries, 2);
+    assert_true(st.bytes_used >= 300);
+    assert_int_equal(st.capacity, 1 << 20);
+    block_cache_free(c);
+}
+
+static void
+file_ids_unique(void **state)
+{
+    block_cache *c = block_cache_new(0);
+    uint64_t a = block_cache_new_file_id(c);
+    uint64_t b = block_cache_new_file_id(c);
+    uint64_t d = block_cache_new_file_id(NULL);
+    assert_true(a != b && b != d && a != d);
+    block_cache_free(c);
+}
+
+/* One shard so the order is global: with room for three blocks, the least
+ * recently used one goes first, and a lookup makes a block recent again. */
+static void
+lru_order(void **state)
+{
+    const size_t bs = 10000;
+    block_cache *c = block_cache_new_shards(3 * bs + 3 * 512, 0);
+    insert_release(c, 1, 0, bs);
+    insert_release(c, 1, 1, bs);
+    insert_release(c, 1, 2, bs);
+    assert_true(present(c, 1, 0)); /* 0 is now the most recent; 1 the oldest */
+    insert_release(c, 1, 3, bs);
+    assert_false(present(c, 1, 1));
+    assert_true(present(c, 1, 2)); /* order now: 0, 3, 2 */
+    insert_release(c, 1, 4, bs);
+    assert_false(present(c, 1, 0));
+    assert_true(present(c, 1, 3));
+    assert_true(present(c, 1, 2));
+    assert_true(present(c, 1, 4));
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.evictions, 2);
+    assert_int_equal(st.entries, 3);
+    block_cache_free(c);
+}
+
+/* Random sizes: with nothing pinned, usage never exceeds the budget, and
+ * blocks recently touched survive longer than old ones. */
+static void
+budget_respected(void **state)
+{
+    uint64_t rs = rng_seed;
+    const size_t cap = 256 * 1024;
+    block_cache *c = block_cache_new(cap);
+    for (uint64_t i = 0; i < 5000; i++) {
+        size_t size = 1 + rnd_next(&rs) % 8000;
+        insert_release(c, 7, i, size);
+        block_cache_stats st;
+        block_cache_get_stats(c, &st);
+        assert_true(st.bytes_used <= cap);
+    }
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_true(st.evictions > 4000);
+    assert_true(st.entries > 0);
+    assert_true(present(c, 7, 4999) || present(c, 7, 4998));
+    /* A block bigger than the whole budget is dropped as soon as it is released. */
+    insert_release(c, 8, 0, cap + 1);
+    assert_false(present(c, 8, 0));
+    block_cache_free(c);
+}
+
+static void
+pinning_prevents_eviction(void **state)
+{
+    block_cache *c = block_cache_new_shards(64 * 1024, 0);
+    block_cache_handle *pinned =
+        block_cache_insert(c, 2, 100, make_block(2, 100, 30000), 30000);
+    for (uint64_t i = 0; i < 200; i++)
+        insert_release(c, 2, 1000 + i, 5000);
+    /* still cached and intact while pinned */
+    assert_true(block_ok(pinned, 2, 100));
+    block_cache_handle *again = block_cache_lookup(c, 2, 100);
+    assert_ptr_equal(again, pinned);
+    block_cache_release(c, again);
+    block_cache_release(c, pinned);
+    /* unpinned now: enough new blocks push it out */
+    for (uint64_t i = 0; i < 200; i++)
+        insert_release(c, 2, 5000 + i, 5000);
+    assert_false(present(c, 2, 100));
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_true(st.bytes_used <= 64 * 1024);
+    block_cache_free(c);
+}
+
+static void
+duplicate_insert_keeps_first(void **state)
+{
+    block_cache *c = block_cache_new(1 << 20);
+    block_cache_handle *a = block_cache_insert(c, 3, 0, make_block(3, 0, 64), 64);
+    block_cache_handle *b = block_cache_insert(c, 3, 0, make_block(3, 0, 32), 32);
+    assert_ptr_equal(a, b);
+    assert_int_equal(block_cache_size(b), 64);
+    block_cache_release(c, a);
+    block_cache_release(c, b);
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 1);
+    assert_int_equal(st.inserts, 1);
+    block_cache_free(c);
+}
+
+static void
+erase_file_drops_blocks(void **state)
+{
+    block_cache *c = block_cache_new(1 << 22);
+    for (uint64_t i = 0; i < 100; i++) {
+        insert_release(c, 10, i * 4096, 100);
+        insert_release(c, 11, i * 4096, 100);
+    }
+    block_cache_handle *pinned = block_cache_lookup(c, 10, 4096);
+    assert_non_null(pinned);
+    block_cache_erase_file(c, 10);
+    for (uint64_t i = 0; i < 100; i++) {
+        assert_false(present(c, 10, i * 4096));
+        assert_true(present(c, 11, i * 4096));
+    }
+    /* the pinned block stays readable until released (ASan checks the free) */
+    assert_true(block_ok(pinned, 10, 4096));
+    block_cache_release(c, pinned);
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 100);
+    block_cache_erase_file(c, 11);
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 0);
+    assert_int_equal(st.bytes_used, 0);
+    block_cache_free(c);
+}
+
+static void
+zero_capacity_caches_nothing(void **state)
+{
+    block_cache *c = block_cache_new(0);
+    block_cache_handle *h = block_cache_insert(c, 4, 0, make_block(4, 0, 100), 100);
+    assert_true(block_ok(h, 4, 0));
+    block_cache_release(c, h);
+    assert_false(present(c, 4, 0));
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 0);
+    assert_int_equal(st.bytes_used, 0);
+    block_cache_free(c);
+}
+
+/* ------------------------------------------------------------------ threads */
+
+typedef struct worker {
+    block_cache *c;
+    uint64_t seed;
+    long ops;
+    long found;
+} worker;
+
+static void *
+worker_run(void *arg)
+{
+    worker *w = arg;
+    uint64_t rs = w->seed;
+    block_cache_handle *held[4] = {0};
+    for (long i = 0; i < w->ops; i++) {
+        uint64_t r = rnd_next(&rs);
+        uint64_t file = 1 + r % 3, off = (r >> 8) % 500;
+        block_cache_handle *h = block_cache_lookup(w->c, file, off);
+        if (h == NULL) {
+            size_t size = 1 + (r >> 20) % 3000;
+            h = block_cache_insert(w->c, file, off, make_block(file, off, size), size);
+        } else {
+            w->found++;
+        }
+        if (!block_ok(h, file, off))
+            return (void *)1;
+        /* keep a few pinned for a while so eviction races with pins */
+        unsigned slot = (unsigned)(r >> 40) % 4;
+        block_cache_release(w->c, held[slot]);
+        held[slot] = h;
+        if ((r >> 50) % 1000 == 0)
+            block_cache_erase_file(w->c, file);
+    }
+    for (unsigned s = 0; s < 4; s++)
+        block_cache_release(w->c, held[s]);
+    return NULL;
+}
+
+static void
+concurrent_threads(void **state)
+{
+    enum { NT = 4 };
+    const size_t cap = 300 * 1024;
+    block_cache *c = block_cache_new(cap);
+    pthread_t th[NT];
+    worker w[NT];
+    for (int i = 0; i < NT; i++) {
+        w[i] = (worker){c, rng_seed + 1000003 * (uint64_t)i, 200000, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, worker_run, &w[i]), 0);
+    }
+    long found = 0;
+    for (int i = 0; i < NT; i++) {
+        void *ret;
+        pthread_join(th[i], &ret);
+        assert_null(ret);
+        found += w[i].found;
+    }
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_true(found > 0);
+    assert_int_equal(st.hits, (uint64_t)found);
+    assert_true(st.bytes_used <= cap);
+    block_cache_free(c);
+}
+
+int
+main(void)
+{
+    const char *seed = getenv("KILN_TEST_SEED");
+    rng_seed = seed ? strtoull(seed, NULL, 0) : (uint64_t)getpid() * 2654435761u;
+    printf("test_block_cache: seed %llu (replay with KILN_TEST_SEED)\n",
+           (unsigned long long)rng_seed);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hit_and_miss),
+        cmocka_unit_test(file_ids_unique),
+        cmocka_unit_test(lru_order),
+        cmocka_unit_test(budget_respected),
+        cmocka_unit_test(pinning_prevents_eviction),
+        cmocka_unit_test(duplicate_insert_keeps_first),
+        cmocka_unit_test(erase_file_drops_blocks),
+        cmocka_unit_test(zero_capacity_caches_nothing),
+        cmocka_unit_test(concurrent_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
