@@ -36,7 +36,7 @@
 
 static const char cmd_hfile_usage_text[] =
     "Usage: kiln hfile dump FILE [--limit N] [--row ROW] [--tags] [--mvcc]\n"
-    "       kiln hfile meta FILE\n"
+    "       kiln hfile meta FILE [--blocks]\n"
     "       kiln hfile check FILE...\n"
     "       kiln hfile write OUT [--compression C] [--bloom B] [--block-size N]\n"
     "                            [--family F] [--input FILE]\n"
@@ -60,6 +60,7 @@ static const char cmd_hfile_usage_text[] =
     "       and keys decoded; other values in printable form), block counts by\n"
     "       type, the block index and bloom summaries, codec, encoding and the\n"
     "       entry count.\n"
+    "         --blocks     also list every block: offset, type, sizes\n"
     "\n"
     "check  read and verify each FILE: every block's checksums, decompression\n"
     "       and decoding, cell order, index and bloom. Prints 'FILE: OK (N cells)'\n"
@@ -444,8 +445,10 @@ typedef struct cmd_hfile_walk {
     uint64_t bloom_meta_off, df_bloom_meta_off;
 } cmd_hfile_walk;
 
+/* Walk the block headers in [0, end). When list is not NULL, print one line
+ * per block into it. */
 static kiln_status
-cmd_hfile_walk_blocks(env_file *f, uint64_t end, cmd_hfile_walk *w, kiln_err *err)
+cmd_hfile_walk_blocks(env_file *f, uint64_t end, cmd_hfile_walk *w, kbuf *list, kiln_err *err)
 {
     const char *path = env_file_path(f);
     uint8_t hdr[HFILE_BLOCK_HEADER_SIZE];
@@ -472,6 +475,15 @@ cmd_hfile_walk_blocks(env_file *f, uint64_t end, cmd_hfile_walk *w, kiln_err *er
                               "%s: block at offset %" PRIu64 " (%s) runs to %" PRIu64
                               ", past the trailer at %" PRIu64,
                               path, off, hfile_block_type_name(h.type), next, end);
+        }
+        if (list != NULL) {
+            char line[160];
+            int n = snprintf(line, sizeof line,
+                             "  offset=%" PRIu64 " type=%s on_disk_size=%" PRIu64
+                             " uncompressed_size=%u prev_offset=%" PRId64 "\n",
+                             off, hfile_block_type_name(h.type), next - off,
+                             h.uncompressed_size_without_header, h.prev_block_offset);
+            buf_append(list, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
         }
         w->count[h.type]++;
         w->on_disk[h.type] += next - off;
@@ -592,14 +604,18 @@ static int
 cmd_hfile_meta(int argc, char **argv)
 {
     static const struct option opts[] = {
+        {"blocks", no_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int c, list_blocks = 0;
     while ((c = cmd_hfile_getopt(argc, argv, opts, "meta")) != -1) {
-        if (c == 'h')
+        if (c == 'b')
+            list_blocks = 1;
+        else if (c == 'h')
             return cmd_hfile_help();
-        return EX_USAGE;
+        else
+            return EX_USAGE;
     }
     if (argc - optind != 1)
         return cli_usage_error(CMD_HFILE_CTX, "meta: expected one FILE");
@@ -609,7 +625,7 @@ cmd_hfile_meta(int argc, char **argv)
     status_clear(&err);
     hfile_reader *r = NULL;
     env_file *f = NULL;
-    kbuf block = KBUF_INIT;
+    kbuf block = KBUF_INIT, list = KBUF_INIT;
     cli_out out;
     cli_out_init(&out, STDOUT_FILENO);
     kbuf *b = &out.buf;
@@ -662,9 +678,11 @@ cmd_hfile_meta(int argc, char **argv)
         goto done;
     }
     if (env_open_read(path, &f, &err) != KILN_OK ||
-        cmd_hfile_walk_blocks(f, size - HFILE_TRAILER_SIZE, &w, &err) != KILN_OK)
+        cmd_hfile_walk_blocks(f, size - HFILE_TRAILER_SIZE, &w, list_blocks ? &list : NULL,
+                              &err) != KILN_OK)
         goto done;
     cli_out_str(&out, "Blocks:\n");
+    cli_out_write(&out, list.data, list.len);
     for (int i = 0; i < HFILE_BLOCK_TYPE_COUNT; i++) {
         if (w.count[i] == 0)
             continue;
@@ -712,6 +730,7 @@ done:
     env_close(f, NULL);
     hfile_reader_close(r);
     buf_free(&block);
+    buf_free(&list);
     return err.code == KILN_OK ? 0 : cli_report(&err);
 }
 

@@ -1,0 +1,130 @@
+/* kiln_main.c -- `kiln`, the command-line client: global options and dispatch.
+ *
+ *   kiln [--data DIR] [--server HOST:PORT] COMMAND [ARGS...]
+ *
+ * Each COMMAND is one row of kiln_commands below and one cli/cmd_NAME.c file
+ * declared in cli/cli.h; adding a command is adding both. The global options
+ * are parsed up to the first non-option word (the command), so a command's
+ * own options never clash with them. Exit codes follow sysexits.h.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "cli/cli.h"
+
+typedef struct kiln_command {
+    const char *name;
+    cli_command_fn fn;
+    const char *summary;
+} kiln_command;
+
+static const kiln_command kiln_commands[] = {
+    {"hfile", cmd_hfile, "dump, inspect, check and write HFile v3 files"},
+};
+
+#define KILN_COMMAND_COUNT (sizeof kiln_commands / sizeof kiln_commands[0])
+
+static void
+kiln_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: kiln [--data DIR] [--server HOST:PORT] COMMAND [ARGS...]\n"
+            "\n"
+            "Kiln's command-line client. It opens the data directory directly, or talks\n"
+            "to a kiln-server with --server; the output is the same either way.\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < KILN_COMMAND_COUNT; i++)
+        fprintf(f, "  %-10s %s\n", kiln_commands[i].name, kiln_commands[i].summary);
+    fprintf(f,
+            "  help CMD   the same as `kiln CMD --help`\n"
+            "\n"
+            "Options:\n"
+            "  --data DIR           data directory (default $KILN_DATA, else ./kiln-data)\n"
+            "  --server HOST:PORT   talk to a running kiln-server instead\n"
+            "  -h, --help           this help\n"
+            "  -V, --version        print the version\n"
+            "\n"
+            "Row keys in arguments and output use HBase's printable form: bytes outside\n"
+            "printable ASCII, and the backslash, are written \\xNN.\n"
+            "\n"
+            "Exit status: 0 success, 64 usage error, 65 bad data, 66 missing input,\n"
+            "70 internal error, 74 I/O error.\n");
+}
+
+static const kiln_command *
+kiln_find(const char *name)
+{
+    for (size_t i = 0; i < KILN_COMMAND_COUNT; i++) {
+        if (strcmp(kiln_commands[i].name, name) == 0)
+            return &kiln_commands[i];
+    }
+    return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"data", required_argument, NULL, 'd'},
+        {"server", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    cli_globals g;
+    g.data_dir = getenv("KILN_DATA");
+    if (g.data_dir == NULL || g.data_dir[0] == '\0')
+        g.data_dir = "./kiln-data";
+    g.server = NULL;
+
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            g.data_dir = optarg;
+            break;
+        case 's':
+            g.server = optarg;
+            break;
+        case 'h':
+            kiln_usage(stdout);
+            return 0;
+        case 'V':
+            printf("kiln %s\n", KILN_VERSION);
+            return 0;
+        case ':':
+            return cli_usage_error(NULL, "option '%s' needs an argument", argv[optind - 1]);
+        default:
+            return cli_usage_error(NULL, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) {
+        kiln_usage(stderr);
+        return EX_USAGE;
+    }
+    const char *name = argv[optind];
+    if (strcmp(name, "help") == 0) {
+        if (optind + 1 >= argc) {
+            kiln_usage(stdout);
+            return 0;
+        }
+        const kiln_command *cmd = kiln_find(argv[optind + 1]);
+        if (cmd == NULL)
+            return cli_usage_error(NULL, "unknown command '%s'", argv[optind + 1]);
+        char *help_argv[] = {(char *)cmd->name, (char *)"--help", NULL};
+        optind = 0;
+        return cmd->fn(&g, 2, help_argv);
+    }
+    const kiln_command *cmd = kiln_find(name);
+    if (cmd == NULL)
+        return cli_usage_error(NULL, "unknown command '%s'", name);
+    int first = optind;
+    /* Commands parse their own options with getopt from a clean state. */
+    optind = 0;
+    return cmd->fn(&g, argc - first, argv + first);
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# bench.sh -- Kiln against RocksDB on the shared serving dataset
+# (../shared/bench/peers/rocksdb_bench/dataset.h): one sorted file written by
+# kiln-bench (HFile, hfile_writer) and by rbench (SST, SstFileWriter), then
+# random Gets, missing-key Gets and 100-row scans on each. The two run
+# alternately (Kiln, RocksDB, Kiln, RocksDB, ...) so that drift on the machine
+# hits both alike, and the summary prints medians and Kiln/RocksDB ratios.
+#
+#   scripts/bench.sh [--rows N] [--runs R] [--ops K] [--scan-ops K] [--dir DIR]
+#
+# Defaults: 10M rows, 3 runs, 2M Gets per thread, 200k scans, data in
+# $BENCH_DIR or /tmp/kiln-bench. Logs go to build/bench-results/<time>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROWS=10000000
+RUNS=3
+OPS=2000000
+SCAN_OPS=200000
+DIR=${BENCH_DIR:-/tmp/kiln-bench}
+PEER_SRC=../shared/bench/peers/rocksdb_bench
+
+usage() {
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --rows) ROWS=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --ops) OPS=$2; shift 2 ;;
+    --scan-ops) SCAN_OPS=$2; shift 2 ;;
+    --dir) DIR=$2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
+    esac
+done
+for v in "$ROWS" "$RUNS" "$OPS" "$SCAN_OPS"; do
+    case $v in '' | *[!0-9]*) echo "bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
+done
+
+echo "== build" >&2
+scripts/deps.sh --bench
+make -j2 bench >&2
+PEER=build/peers/rocksdb_bench
+mkdir -p "$PEER"
+cp "$PEER_SRC/rbench.c" "$PEER_SRC/dataset.h" "$PEER_SRC/Makefile" "$PEER/"
+make -C "$PEER" rbench >&2
+KB=build/bin/kiln-bench
+RB=$PEER/rbench
+
+LOG=build/bench-results/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$LOG" "$DIR"
+echo "rows=$ROWS runs=$RUNS ops=$OPS scan_ops=$SCAN_OPS dir=$DIR logs=$LOG" | tee "$LOG/params.txt"
+echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r)" >>"$LOG/params.txt"
+
+# timed NAME SYSTEM CMD...: run CMD, append its output and its peak RSS
+# (GNU time, kB) to $LOG/NAME.SYSTEM.log.
+timed() {
+    local name=$1 sys=$2
+    shift 2
+    echo "+ $*" >&2
+    /usr/bin/time -f "peak_rss_kb=%M" -o "$LOG/.time" "$@" >>"$LOG/$name.$sys.log"
+    cat "$LOG/.time" >>"$LOG/$name.$sys.log"
+}
+
+# ---------------------------------------------------------------- write
+for r in $(seq "$RUNS"); do
+    rm -f "$DIR/kiln.hfile" "$DIR/base.sst"
+    timed write kiln "$KB" write "$DIR/kiln.hfile" "$ROWS"
+    timed write rocksdb "$RB" write "$DIR/base.sst" "$ROWS"
+done
+du -b "$DIR/kiln.hfile" "$DIR/base.sst" >"$LOG/file_sizes.txt"
+
+# RocksDB reads from a DB: ingest the SST (hard link, move_files) once.
+rm -rf "$DIR/db"
+ln -f "$DIR/base.sst" "$DIR/mv.sst"
+"$RB" ingest "$DIR/db" "$DIR/mv.sst" >"$LOG/ingest.rocksdb.log"
+
+# ---------------------------------------------------------------- reads
+# name | command | options shared by both harnesses
+READS="
+get_warm_t1|get|--threads 1 --ops $OPS --cache-mb 4096 --warm
+get_warm_t2|get|--threads 2 --ops $OPS --cache-mb 4096 --warm
+get_cache64_t1|get|--threads 1 --ops $OPS --cache-mb 64
+missing_warm_t1|get|--threads 1 --ops $OPS --cache-mb 4096 --warm --missing
+scan_warm_t1|scan|--threads 1 --ops $SCAN_OPS --cache-mb 4096 --warm
+scan_cache64_t1|scan|--threads 1 --ops $SCAN_OPS --cache-mb 64
+"
+for r in $(seq "$RUNS"); do
+    while IFS='|' read -r name cmd opts; do
+        [ -n "$name" ] || continue
+        # shellcheck disable=SC2086
+        timed "$name" kiln "$KB" "$cmd" "$DIR/kiln.hfile" "$ROWS" $opts
+        # shellcheck disable=SC2086
+        timed "$name" rocksdb "$RB" "$cmd" "$DIR/db" "$ROWS" --readonly $opts
+    done <<<"$READS"
+done
+rm -f "$LOG/.time"
+
+# ---------------------------------------------------------------- summary
+# values NAME SYS KEY: the KEY= values of the result lines (write/get/scan ...).
+values() {
+    { grep -E '^(write|get|scan) ' "$LOG/$1.$2.log" || true; } | tr ' ' '\n' | sed -n "s/^$3=//p"
+}
+rss() {
+    sed -n 's/^peak_rss_kb=//p' "$LOG/$1.$2.log" | awk '{ printf "%.0f\n", $1 / 1024 }'
+}
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+
+{
+    echo
+    echo "Kiln vs RocksDB, $ROWS rows, medians of $RUNS runs (logs: $LOG)"
+    printf '%-16s %12s %12s %7s | %-22s | %-22s | %7s | %9s\n' test kiln rocksdb ratio \
+        "kiln p50/p99/p999 us" "rocksdb p50/p99/p999 us" "bad k/r" "rss MB k/r"
+    for name in write get_warm_t1 get_warm_t2 get_cache64_t1 missing_warm_t1 scan_warm_t1 scan_cache64_t1; do
+        if [ "$name" = write ]; then key=keys_per_s; else key=ops_per_s; fi
+        k=$(values $name kiln $key | median)
+        o=$(values $name rocksdb $key | median)
+        lat() {
+            if [ "$name" = write ]; then echo "-"; return; fi
+            printf '%s/%s/%s' "$(values $name "$1" p50_us | median)" \
+                "$(values $name "$1" p99_us | median)" "$(values $name "$1" p999_us | median)"
+        }
+        badk=$(values $name kiln bad | awk '{ s += $1 } END { print s + 0 }')
+        bado=$(values $name rocksdb bad | awk '{ s += $1 } END { print s + 0 }')
+        [ "$name" = write ] && { badk=-; bado=-; }
+        printf '%-16s %12.0f %12.0f %7s | %-22s | %-22s | %7s | %9s\n' "$name" "$k" "$o" \
+            "$(ratio "$k" "$o")" "$(lat kiln)" "$(lat rocksdb)" "$badk/$bado" \
+            "$(rss $name kiln | median)/$(rss $name rocksdb | median)"
+    done
+    echo
+    echo "file sizes (bytes):"
+    sed 's/^/  /' "$LOG/file_sizes.txt"
+    echo
+    echo "targets:"
+    w=$(ratio "$(values write kiln keys_per_s | median)" "$(values write rocksdb keys_per_s | median)")
+    g=$(ratio "$(values get_warm_t1 kiln ops_per_s | median)" "$(values get_warm_t1 rocksdb ops_per_s | median)")
+    m=$(ratio "$(values missing_warm_t1 kiln ops_per_s | median)" "$(values missing_warm_t1 rocksdb ops_per_s | median)")
+    gp=$(values get_warm_t1 kiln p99_us | median)
+    sp=$(values scan_warm_t1 kiln p99_us | median)
+    verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { ok = (d == "ge") ? (v + 0 >= t) : (v + 0 <= t); print ok ? "met" : "MISSED" }'; }
+    echo "  write >= 1.3x RocksDB:              $w  $(verdict "$w" 1.3 ge)"
+    echo "  get warm >= 1.5x RocksDB:           $g  $(verdict "$g" 1.5 ge)"
+    echo "  get warm p99 <= 4 us:               $gp  $(verdict "$gp" 4 le)"
+    echo "  missing keys >= RocksDB:            $m  $(verdict "$m" 1.0 ge)"
+    echo "  100-row scan warm p99 <= 30 us:     $sp  $(verdict "$sp" 30 le)"
+} | tee "$LOG/summary.txt"
