@@ -349,8 +349,9 @@ bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
     return an < bn ? -1 : an > bn;
 }
 
-/* HBase getMinimumMidpointArray: a short byte string s with a < s <= b.
- * REQUIRES: a < b (unsigned lexicographic). */
+/* HBase 2.6 getMinimumMidpointArray: a short byte string s with a < s <= b.
+ * When a is a prefix of b, s is a + 0x00; otherwise a up to the first
+ * differing byte, that byte plus one. REQUIRES: a < b (unsigned order). */
 static void
 midpoint_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, kbuf *out)
 {
@@ -358,20 +359,8 @@ midpoint_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, kbuf *o
     size_t d = 0;
     while (d < min && a[d] == b[d])
         d++;
-    if (d >= min) {
-        /* a is a prefix of b */
-        buf_append(out, b, d + 1);
-        return;
-    }
-    /* Java compares the signed byte plus one against the unsigned right byte,
-     * so any left byte of 0x80..0xFE takes this branch: keep that quirk. */
-    int left = (int8_t)a[d];
-    if (a[d] != 0xFF && left + 1 < (int)b[d]) {
-        buf_append(out, a, d);
-        buf_append_u8(out, (uint8_t)(a[d] + 1));
-    } else {
-        buf_append(out, b, d + 1);
-    }
+    buf_append(out, a, d);
+    buf_append_u8(out, d == min ? 0x00 : (uint8_t)(a[d] + 1));
 }
 
 /* Append the key of a first-on-row/family/column cell (latest ts, Maximum). */
@@ -392,7 +381,7 @@ key_first_on(kbuf *out, const uint8_t *row, size_t rlen, const uint8_t *fam, siz
     cell_key_append(&k, out);
 }
 
-/* The index key of a data block (HBase getMidpoint): the shortest key k with
+/* The index key of a data block (HBase 2.6 getMidpoint): a short key k with
  * left < k <= right, left the previous block's last key, right this block's
  * first key. Written to out (reset first). */
 static void
@@ -419,7 +408,8 @@ index_key_between(const uint8_t *lk, size_t lkl, const uint8_t *rk, size_t rkl, 
         midpoint_bytes(l.qualifier, l.qualifier_len, r.qualifier, r.qualifier_len, &mid);
         key_first_on(out, r.row, r.row_len, r.family, r.family_len, mid.data, mid.len);
     } else {
-        /* same column (or the last-on-row special order): the real key */
+        /* same column, or a family order only the last-on-row rule explains
+         * (HBase refuses that case): the real key is always a valid entry */
         buf_append(out, rk, rkl);
     }
     buf_free(&mid);
