@@ -26,9 +26,9 @@ bloom_murmur(const uint8_t *p, size_t n, uint32_t seed)
     const uint8_t *t = p + (n4 << 2);
     /* Java bytes are signed: the tail bytes are sign-extended before shifting. */
     if (tail >= 3)
-        h ^= (uint32_t)((int32_t)(int8_t)t[2] << 16);
+        h ^= (uint32_t)(int32_t)(int8_t)t[2] << 16;
     if (tail >= 2)
-        h ^= (uint32_t)((int32_t)(int8_t)t[1] << 8);
+        h ^= (uint32_t)(int32_t)(int8_t)t[1] << 8;
     if (tail >= 1) {
         h ^= (uint32_t)(int32_t)(int8_t)t[0];
         h *= m;
