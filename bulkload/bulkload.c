@@ -1,0 +1,522 @@
+/* bulkload.c -- `kiln load`: check a job's HFile output, map its files to the
+ * table's regions (splitting straddlers), stage them into the store by hard
+ * link or copy, and publish the whole table as one new view version. The
+ * steps and their guarantees are described in bulkload.h; the publish
+ * protocol in storage/table.h.
+ */
+#include "bulkload/bulkload.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bulkload/bulkload_int.h"
+#include "storage/cell.h"
+#include "storage/env.h"
+#include "storage/hfile_format.h"
+#include "storage/hfile_reader.h"
+#include "storage/store_rec.h"
+
+#define BULKLOAD_COPY_CHUNK (1024 * 1024)
+
+void
+bulkload_options_init(bulkload_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = BULKLOAD_REPLACE;
+}
+
+void
+bulkload_result_free(bulkload_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->files);
+    r->files = NULL;
+    r->file_count = 0;
+}
+
+const char *
+bulkload_action_name(bulkload_action a)
+{
+    switch (a) {
+    case BULKLOAD_LINK:       return "link";
+    case BULKLOAD_COPY:       return "copy";
+    case BULKLOAD_SPLIT:      return "split";
+    case BULKLOAD_SKIP_EMPTY: return "skip (empty)";
+    }
+    return "?";
+}
+
+static double
+bulkload_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------ discovery */
+
+static int
+bulkload_file_cmp(const void *a, const void *b)
+{
+    return strcmp(((const bulkload_file *)a)->path, ((const bulkload_file *)b)->path);
+}
+
+static void
+bulkload_add_file(bulkload_result *r, size_t *cap, const char *path, const char *family,
+                  uint64_t size)
+{
+    if (r->file_count == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        r->files = kiln_realloc(r->files, *cap * sizeof *r->files);
+    }
+    bulkload_file *f = &r->files[r->file_count++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->family, sizeof f->family, "%s", family);
+    f->size = size;
+}
+
+/* Families are the job output's sub-directories; HFiles the regular files in
+ * them. Names starting with '_' or '.' are skipped, as HBase does. */
+static kiln_status
+bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r, kiln_err *err)
+{
+    DIR *d = opendir(job);
+    if (d == NULL)
+        return status_set_errno(err, errno, "%s: open job output directory", job);
+    size_t cap = 0;
+    kiln_status st = KILN_OK;
+    struct dirent *e;
+    while (st == KILN_OK && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '_' || e->d_name[0] == '.')
+            continue;
+        char fdir[PATH_MAX];
+        struct stat sb;
+        if ((size_t)snprintf(fdir, sizeof fdir, "%s/%s", job, e->d_name) >= sizeof fdir) {
+            st = status_set(err, KILN_INVALID, "%s/%s: path too long", job, e->d_name);
+            break;
+        }
+        if (stat(fdir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            continue;
+        if (schema_find_family(s, (const uint8_t *)e->d_name, strlen(e->d_name)) == NULL) {
+            kbuf names = KBUF_INIT;
+            for (size_t i = 0; i < s->family_count; i++) {
+                if (i > 0)
+                    buf_append(&names, ", ", 2);
+                buf_append(&names, s->families[i].name, strlen(s->families[i].name));
+            }
+            buf_append_u8(&names, 0);
+            st = status_set(err, KILN_INVALID,
+                            "%s: family directory '%s' is not a family of table %s (families: %s)",
+                            job, e->d_name, s->name, (char *)names.data);
+            buf_free(&names);
+            break;
+        }
+        DIR *fd = opendir(fdir);
+        if (fd == NULL) {
+            st = status_set_errno(err, errno, "%s: open family directory", fdir);
+            break;
+        }
+        struct dirent *fe;
+        while ((fe = readdir(fd)) != NULL) {
+            if (fe->d_name[0] == '_' || fe->d_name[0] == '.')
+                continue;
+            char path[PATH_MAX];
+            if ((size_t)snprintf(path, sizeof path, "%s/%s", fdir, fe->d_name) >= sizeof path) {
+                st = status_set(err, KILN_INVALID, "%s/%s: path too long", fdir, fe->d_name);
+                break;
+            }
+            if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+                continue;
+            bulkload_add_file(r, &cap, path, e->d_name, (uint64_t)sb.st_size);
+        }
+        closedir(fd);
+    }
+    closedir(d);
+    if (st != KILN_OK)
+        return st;
+    if (r->file_count == 0)
+        return status_set(err, KILN_NOT_FOUND,
+                          "%s: no HFiles found (expected FAMILY/HFILE under the job output)", job);
+    qsort(r->files, r->file_count, sizeof *r->files, bulkload_file_cmp);
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+/* Open, check and map one file. */
+static kiln_status
+bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_split,
+                    hfile_reader **out, uint64_t *fp, kiln_err *err)
+{
+    hfile_reader *rd;
+    kiln_status st = hfile_reader_open(f->path, NULL, &rd, err);
+    if (st != KILN_OK)
+        return st;
+    *out = rd;
+    f->entries = hfile_reader_entry_count(rd);
+    const hfile_trailer *tr = hfile_reader_trailer(rd);
+    kslice fk = hfile_reader_first_key(rd), lk = hfile_reader_last_key(rd);
+    /* The fingerprint covers what identifies this output: names, sizes, the
+     * trailer's layout fields, the key range and the creation time. */
+    const char *rel = f->path + strlen(f->path);
+    int slashes = 0;
+    while (rel > f->path && slashes < 2) {
+        rel--;
+        if (*rel == '/')
+            slashes++;
+    }
+    *fp = store_rec_fnv64(*fp, rel, strlen(rel) + 1);
+    uint64_t nums[5] = {f->size, f->entries, tr->load_on_open_data_offset, tr->file_info_offset,
+                        tr->total_uncompressed_bytes};
+    *fp = store_rec_fnv64(*fp, nums, sizeof nums);
+    *fp = store_rec_fnv64(*fp, fk.p, fk.n);
+    *fp = store_rec_fnv64(*fp, lk.p, lk.n);
+    kslice ct;
+    if (hfile_fileinfo_get(hfile_reader_fileinfo(rd), HFILE_FI_CREATE_TIME, &ct))
+        *fp = store_rec_fnv64(*fp, ct.p, ct.n);
+
+    if (verify && (st = hfile_reader_check(rd, NULL, err)) != KILN_OK)
+        return st;
+    if (f->entries == 0 || fk.n == 0) {
+        f->action = BULKLOAD_SKIP_EMPTY;
+        return KILN_OK;
+    }
+    kiln_cell first, last;
+    if ((st = cell_key_decode(fk.p, fk.n, &first, err)) != KILN_OK ||
+        (st = cell_key_decode(lk.p, lk.n, &last, err)) != KILN_OK)
+        return status_set(err, KILN_CORRUPTION, "%s: bad first or last key", f->path);
+    if (cell_key_compare(fk.p, fk.n, lk.p, lk.n) > 0)
+        return status_set(err, KILN_CORRUPTION,
+                          "%s: keys out of order: the first key sorts after the last", f->path);
+    kslice fam = kslice_str(f->family);
+    if (!kslice_eq(kslice_make(first.family, first.family_len), fam) ||
+        !kslice_eq(kslice_make(last.family, last.family_len), fam)) {
+        const kiln_cell *bad =
+            kslice_eq(kslice_make(first.family, first.family_len), fam) ? &last : &first;
+        return status_set(err, KILN_CORRUPTION,
+                          "%s: holds cells of family '%.*s' but sits in directory '%s'", f->path,
+                          (int)bad->family_len, (const char *)bad->family, f->family);
+    }
+    f->region_first = bulkload_region_of(s, first.row, first.row_len);
+    f->region_last = bulkload_region_of(s, last.row, last.row_len);
+    if (f->region_first != f->region_last) {
+        if (no_split) {
+            const kbuf *b = &s->splits[f->region_first];
+            kbuf pr = KBUF_INIT;
+            cell_to_string_binary(&pr, b->data, b->len);
+            buf_append_u8(&pr, 0);
+            st = status_set(err, KILN_INVALID,
+                            "%s: rows straddle the boundary '%s' of table %s (regions %zu..%zu); "
+                            "rerun the job with the table's split keys, or load without "
+                            "--no-split",
+                            f->path, (char *)pr.data, s->name, f->region_first, f->region_last);
+            buf_free(&pr);
+            return st;
+        }
+        f->action = BULKLOAD_SPLIT;
+    } else {
+        f->action = BULKLOAD_LINK;
+    }
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------------ staging */
+
+static kiln_status
+bulkload_copy(const char *src, const char *dst, kiln_err *err)
+{
+    env_file *in, *out;
+    kiln_status st = env_open_read(src, &in, err);
+    if (st != KILN_OK)
+        return st;
+    if ((st = env_create(dst, 1, &out, err)) != KILN_OK) {
+        env_close(in, NULL);
+        return st;
+    }
+    uint8_t *buf = kiln_malloc(BULKLOAD_COPY_CHUNK);
+    uint64_t size = env_file_size(in);
+    for (uint64_t off = 0; off < size && st == KILN_OK;) {
+        size_t n = size - off < BULKLOAD_COPY_CHUNK ? (size_t)(size - off) : BULKLOAD_COPY_CHUNK;
+        st = env_pread(in, off, buf, n, err);
+        if (st == KILN_OK)
+            st = env_append(out, buf, n, err);
+        off += n;
+    }
+    free(buf);
+    if (st == KILN_OK)
+        st = env_sync(out, err);
+    kiln_status c = env_close(out, err);
+    if (st == KILN_OK)
+        st = c;
+    env_close(in, NULL);
+    return st;
+}
+
+/* fsync a file that was hard-linked in (the job may not have synced it). */
+static kiln_status
+bulkload_sync_file(const char *path, kiln_err *err)
+{
+    env_file *f;
+    kiln_status st = env_open_read(path, &f, err);
+    if (st != KILN_OK)
+        return st;
+    st = env_sync(f, err);
+    env_close(f, NULL);
+    return st;
+}
+
+/* Hard link src to dst, or copy when a link is impossible. */
+static kiln_status
+bulkload_stage_one(const char *src, const char *dst, bulkload_action *action, kiln_err *err)
+{
+    kiln_err e2;
+    status_clear(&e2);
+    kiln_status st = env_link(src, dst, &e2);
+    if (st == KILN_OK) {
+        *action = BULKLOAD_LINK;
+        return bulkload_sync_file(dst, err);
+    }
+    int e = e2.sys_errno;
+    if (e == EXDEV || e == EPERM || e == EMLINK || e == ENOTSUP || e == EOPNOTSUPP) {
+        *action = BULKLOAD_COPY;
+        return bulkload_copy(src, dst, err);
+    }
+    return status_set(err, e2.code, "%s", e2.msg);
+}
+
+/* ------------------------------------------------------------------ run */
+
+typedef struct bulkload_ctx {
+    kiln_table *t;
+    hfile_reader **readers;
+    size_t nreaders;
+    uint64_t version;        /* assigned under the lock; 0 before */
+    int published;
+} bulkload_ctx;
+
+static void
+bulkload_ctx_free(bulkload_ctx *c)
+{
+    for (size_t i = 0; i < c->nreaders; i++)
+        hfile_reader_close(c->readers[i]);
+    free(c->readers);
+    table_close(c->t);
+}
+
+/* Stage every file of r into version c->version of the store and add them to mt. */
+static kiln_status
+bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest_table *mt, kiln_err *err)
+{
+    const kiln_schema *s = table_schema(c->t);
+    uint32_t seq = 0;
+    kiln_status st = KILN_OK;
+    char *touched = kiln_calloc(mt->region_count, 1);
+    for (size_t i = 0; i < r->file_count && st == KILN_OK; i++) {
+        bulkload_file *f = &r->files[i];
+        if (f->action == BULKLOAD_SKIP_EMPTY) {
+            r->skipped++;
+            continue;
+        }
+        r->bytes += f->size;
+        r->cells += f->entries;
+        const schema_family *fam =
+            schema_find_family(s, (const uint8_t *)f->family, strlen(f->family));
+        if (f->action == BULKLOAD_SPLIT) {
+            st = bulkload_split_file(c->t, c->readers[i], fam, f->region_first, f->region_last,
+                                     c->version, &seq, mt, &f->pieces, err);
+            r->split++;
+            r->pieces += f->pieces;
+            for (size_t g = f->region_first; g <= f->region_last; g++)
+                touched[g] = 1;
+            continue;
+        }
+        manifest_file mf;
+        memset(&mf, 0, sizeof mf);
+        snprintf(mf.family, sizeof mf.family, "%s", f->family);
+        table_file_name(c->version, seq++, mf.name);
+        mf.size = f->size;
+        mf.seq = c->version;
+        mf.entries = f->entries;
+        char dst[PATH_MAX];
+        table_file_path(c->t, mf.name, dst, sizeof dst);
+        st = bulkload_stage_one(f->path, dst, &f->action, err);
+        if (st != KILN_OK)
+            break;
+        struct stat sb;
+        if (stat(dst, &sb) != 0 || (uint64_t)sb.st_size != f->size) {
+            st = status_set(err, KILN_IO, "%s: changed while being loaded (size %llu, was %llu)",
+                            f->path, (unsigned long long)sb.st_size,
+                            (unsigned long long)f->size);
+            break;
+        }
+        if (f->action == BULKLOAD_LINK)
+            r->linked++;
+        else
+            r->copied++;
+        manifest_region_add_file(&mt->regions[f->region_first], &mf);
+        touched[f->region_first] = 1;
+    }
+    for (size_t g = 0; g < mt->region_count; g++)
+        r->regions_loaded += touched[g];
+    free(touched);
+    if (st != KILN_OK)
+        return st;
+    char fdir[PATH_MAX];
+    if ((size_t)snprintf(fdir, sizeof fdir, "%s/%s", table_dir(c->t), TABLE_FILES_DIR) >=
+        sizeof fdir)
+        return status_set(err, KILN_INVALID, "%s: path too long", table_dir(c->t));
+    return env_sync_dir(fdir, err);
+}
+
+/* The manifest of the new version: the staged files alone (replace) or added
+ * to the current version's (append). */
+static void
+bulkload_start_manifest(const bulkload_ctx *c, const bulkload_options *o, const manifest *cur,
+                        int have_cur, const char *job, uint64_t fingerprint, manifest *m)
+{
+    if (o->mode == BULKLOAD_APPEND && have_cur) {
+        manifest_copy(m, cur);
+        m->kind = MANIFEST_KIND_APPEND;
+    } else {
+        manifest_init(m);
+        manifest_add_table(m, table_schema(c->t));
+        m->kind = o->mode == BULKLOAD_APPEND ? MANIFEST_KIND_APPEND : MANIFEST_KIND_REPLACE;
+    }
+    m->version = c->version;
+    m->parent = have_cur ? cur->version : 0;
+    m->created_ms = table_now_ms();
+    manifest_add_source(m, fingerprint, c->version, m->created_ms, job);
+}
+
+kiln_status
+bulkload_run(const char *data_dir, const char *table, const char *job_dir,
+             const bulkload_options *o, bulkload_result *r, kiln_err *err)
+{
+    double t0 = bulkload_now_ms();
+    memset(r, 0, sizeof *r);
+    status_clear(&r->gc_err);
+    bulkload_ctx c;
+    memset(&c, 0, sizeof c);
+    kiln_status st = table_open(data_dir, table, &c.t, err);
+    if (st != KILN_OK)
+        return st;
+    const kiln_schema *s = table_schema(c.t);
+
+    char job[PATH_MAX], p[PATH_MAX];
+    if (realpath(job_dir, job) == NULL) {
+        st = status_set_errno(err, errno, "%s: job output directory", job_dir);
+        goto out;
+    }
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", job, BULKLOAD_SUCCESS_FILE) >= sizeof p ||
+        !env_exists(p)) {
+        st = status_set(err, KILN_NOT_FOUND,
+                        "%s: no %s marker: the job did not finish (or is still running); "
+                        "refusing to load it into table %s",
+                        job_dir, BULKLOAD_SUCCESS_FILE, s->name);
+        goto out;
+    }
+    if ((st = bulkload_discover(s, job, r, err)) != KILN_OK)
+        goto out;
+
+    /* Check every file before anything is locked or written. */
+    uint64_t fp = STORE_REC_FNV64_INIT;
+    c.readers = kiln_calloc(r->file_count, sizeof *c.readers);
+    c.nreaders = r->file_count;
+    for (size_t i = 0; i < r->file_count; i++) {
+        st = bulkload_check_file(s, &r->files[i], o->verify, o->no_split, &c.readers[i], &fp,
+                                 err);
+        if (st != KILN_OK)
+            goto out;
+    }
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", job, BULKLOAD_JOB_REPORT) < sizeof p &&
+        env_exists(p)) {
+        kbuf rep = KBUF_INIT;
+        if (env_read_file(p, &rep, NULL) == KILN_OK)
+            fp = store_rec_fnv64(fp, rep.data, rep.len);
+        buf_free(&rep);
+    }
+    r->fingerprint = fp;
+    r->check_ms = bulkload_now_ms() - t0;
+
+    if (!o->dry_run && (st = table_lock(c.t, o->lock_wait_ms, err)) != KILN_OK)
+        goto out;
+    manifest cur;
+    kiln_err e2;
+    status_clear(&e2);
+    manifest_pointer ptr;
+    int have_cur = 0;
+    st = table_current(c.t, &ptr, &e2);
+    if (st == KILN_OK) {
+        if ((st = table_read_current(c.t, &cur, &e2)) != KILN_OK) {
+            st = status_set(err, e2.code, "%s", e2.msg);
+            goto out;
+        }
+        have_cur = 1;
+        r->parent = cur.version;
+    } else if (st != KILN_NOT_FOUND) {
+        st = status_set(err, e2.code, "%s", e2.msg);
+        goto out;
+    }
+    st = KILN_OK;
+    for (size_t i = 0; have_cur && i < cur.source_count; i++) {
+        if (cur.sources[i].fingerprint == fp) {
+            r->already_loaded = 1;
+            r->loaded_in = cur.sources[i].version;
+        }
+    }
+    if (o->dry_run || r->already_loaded) {
+        for (size_t i = 0; i < r->file_count; i++) {
+            const bulkload_file *f = &r->files[i];
+            if (f->action == BULKLOAD_SKIP_EMPTY) {
+                r->skipped++;
+                continue;
+            }
+            r->bytes += f->size;
+            r->cells += f->entries;
+        }
+        if (have_cur)
+            manifest_free(&cur);
+        goto out;
+    }
+
+    double t1 = bulkload_now_ms();
+    if ((st = table_next_version(c.t, &c.version, err)) != KILN_OK) {
+        if (have_cur)
+            manifest_free(&cur);
+        goto out;
+    }
+    manifest m;
+    bulkload_start_manifest(&c, o, &cur, have_cur, job, fp, &m);
+    if (have_cur)
+        manifest_free(&cur);
+    st = bulkload_stage(&c, r, &m.tables[0], err);
+    r->stage_ms = bulkload_now_ms() - t1;
+    if (st == KILN_OK) {
+        double t2 = bulkload_now_ms();
+        st = table_publish(c.t, &m, &c.published, err);
+        r->publish_ms = bulkload_now_ms() - t2;
+    }
+    manifest_free(&m);
+    if (!c.published) {
+        table_abort_version(c.t, c.version);
+        goto out;
+    }
+    r->version = c.version;
+    if (st != KILN_OK)
+        goto out;
+    double t3 = bulkload_now_ms();
+    table_gc(c.t, &r->gc, &r->gc_err);
+    r->gc_ms = bulkload_now_ms() - t3;
+out:
+    bulkload_ctx_free(&c);
+    r->total_ms = bulkload_now_ms() - t0;
+    return st;
+}

@@ -1,0 +1,109 @@
+/* bulkload.h -- atomic bulk load of a job's HFile output into a table.
+ *
+ * A load checks the whole job output before it touches the store, then
+ * publishes the whole table (every region and family) as one new view
+ * version with one rename of CURRENT (table.h). Compared with HBase's
+ * completebulkload, which commits region by region and cannot roll back, a
+ * crash or error at any point leaves the previous version current, and the
+ * previous versions stay available for rollback.
+ *
+ * Steps: refuse output without `_SUCCESS`; find the HFiles (one directory per
+ * family, names starting with '_' or '.' skipped, as HBase does); open each
+ * (trailer, load-on-open blocks with their checksums), check its first and
+ * last keys are ordered and of its directory's family, and that the family
+ * exists; map it to the region holding its rows; split a file whose rows
+ * straddle region boundaries into one new file per region (or refuse with
+ * no_split); take the table LOCK; detect output that is already part of the
+ * current version (nothing is done, already_loaded is set); stage each file
+ * into the store's files/ (hard link, or copy across file systems; the job's
+ * files are never moved or changed) and fsync it; publish; collect garbage.
+ *
+ * Modes: REPLACE makes the job output the whole new view; APPEND adds it to
+ * the current version's files, newer loads winning on equal cell keys (as
+ * HBase bulk load's sequence ids do).
+ *
+ * Thread-safety: one load per call; concurrent loads of one table, from any
+ * process, are serialized by the table LOCK.
+ */
+#ifndef KILN_BULKLOAD_H
+#define KILN_BULKLOAD_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/manifest.h"
+#include "storage/schema.h"
+#include "storage/status.h"
+#include "storage/table.h"
+
+#define BULKLOAD_SUCCESS_FILE "_SUCCESS"
+#define BULKLOAD_JOB_REPORT "_job.json"
+
+typedef enum bulkload_mode {
+    BULKLOAD_REPLACE = 0,
+    BULKLOAD_APPEND = 1
+} bulkload_mode;
+
+typedef struct bulkload_options {
+    bulkload_mode mode;      /* default REPLACE */
+    int dry_run;             /* check and plan only: no lock, nothing written */
+    int no_split;            /* refuse a file that straddles a region boundary */
+    int verify;              /* also read and check every block of every file */
+    long lock_wait_ms;       /* 0: fail at once if locked; > 0 wait that long; < 0 forever */
+} bulkload_options;
+
+void bulkload_options_init(bulkload_options *o);
+
+typedef enum bulkload_action {
+    BULKLOAD_LINK = 0,       /* hard-linked into the store */
+    BULKLOAD_COPY,           /* copied (job output on another file system) */
+    BULKLOAD_SPLIT,          /* rewritten as one file per region it spans */
+    BULKLOAD_SKIP_EMPTY      /* no cells: nothing to load */
+} bulkload_action;
+
+/* One HFile of the job output and what the load does with it. */
+typedef struct bulkload_file {
+    char path[PATH_MAX];                    /* in the job output */
+    char family[SCHEMA_FAMILY_NAME_MAX + 1];
+    uint64_t size;
+    uint64_t entries;
+    size_t region_first;                    /* regions its rows span */
+    size_t region_last;
+    bulkload_action action;                 /* planned, then done */
+    size_t pieces;                          /* files written for a split */
+} bulkload_file;
+
+typedef struct bulkload_result {
+    uint64_t version;            /* published version; 0 on a dry run or when already loaded */
+    uint64_t parent;             /* version current before the load, 0 if none */
+    int already_loaded;          /* the output is part of the current version: nothing done */
+    uint64_t loaded_in;          /* ... loaded in this version */
+    uint64_t fingerprint;        /* of the job output: its HFiles' names, sizes, trailers,
+                                    key ranges and creation times, and its job report */
+    bulkload_file *files;        /* every HFile found, in path order */
+    size_t file_count;
+    size_t linked, copied, split, pieces, skipped;
+    uint64_t bytes;              /* bytes of the job's HFiles */
+    uint64_t cells;
+    size_t regions_loaded;       /* regions that received at least one file */
+    double check_ms, stage_ms, publish_ms, gc_ms, total_ms;
+    table_gc_stats gc;
+    kiln_err gc_err;             /* a failed garbage collection (the load itself succeeded) */
+} bulkload_result;
+
+void bulkload_result_free(bulkload_result *r);   /* r may be NULL */
+
+/* Load job_dir into table (see above). On success with !dry_run and
+ * !already_loaded, r->version is current. Errors: KILN_NOT_FOUND (table,
+ * job directory or _SUCCESS missing, no HFile found), KILN_INVALID (unknown
+ * family, a straddling file with no_split), KILN_CORRUPTION (a bad HFile,
+ * named with its offset), KILN_BUSY (another load holds the lock), KILN_IO.
+ * Every error leaves the previous version current and the store unchanged
+ * (staged files are removed; a crash leaves orphans the next load removes). */
+kiln_status bulkload_run(const char *data_dir, const char *table, const char *job_dir,
+                         const bulkload_options *o, bulkload_result *r, kiln_err *err);
+
+const char *bulkload_action_name(bulkload_action a);
+
+#endif
