@@ -130,7 +130,7 @@ typedef struct ready_chunk {
     kbuf key;
 } ready_chunk;
 
-typedef struct bloom_state {
+typedef struct writer_bloom {
     kiln_bloom_type type;       /* ROW or ROWCOL (the delete-family bloom is ROW) */
     bloom_chunker *chunker;     /* NULL when this bloom is off */
     int chunk_open;             /* a chunk holds keys not yet handed out */
@@ -140,7 +140,7 @@ typedef struct bloom_state {
     index_chunk index;          /* chunks written so far */
     uint64_t keys;              /* keys added */
     kbuf last_row;              /* delete-family bloom: row of the last key added */
-} bloom_state;
+} writer_bloom;
 
 struct hfile_writer {
     char *path;
@@ -176,7 +176,7 @@ struct hfile_writer {
     uint32_t levels;
     uint64_t index_entries;     /* data blocks indexed */
 
-    bloom_state gbloom, dfbloom;
+    writer_bloom gbloom, dfbloom;
 
     uint64_t entries, data_blocks, raw_bytes;
     uint64_t total_key_len, total_value_len;
@@ -418,7 +418,7 @@ index_key_between(const uint8_t *lk, size_t lkl, const uint8_t *rk, size_t rkl, 
 /* ------------------------------------------------------------------ blooms */
 
 static void
-bloom_init(bloom_state *b, kiln_bloom_type type, size_t chunk_bytes, double error_rate)
+wbloom_init(writer_bloom *b, kiln_bloom_type type, size_t chunk_bytes, double error_rate)
 {
     memset(b, 0, sizeof *b);
     b->type = type;
@@ -428,7 +428,7 @@ bloom_init(bloom_state *b, kiln_bloom_type type, size_t chunk_bytes, double erro
 }
 
 static void
-bloom_free(bloom_state *b)
+wbloom_free(writer_bloom *b)
 {
     bloom_chunker_free(b->chunker);
     buf_free(&b->first_key);
@@ -443,7 +443,7 @@ bloom_free(bloom_state *b)
 
 /* Queue a closed chunk to be written after the current data block. */
 static void
-bloom_queue(bloom_state *b, const bloom_chunk *ch)
+wbloom_queue(writer_bloom *b, const bloom_chunk *ch)
 {
     if (b->nready == b->cap_ready) {
         size_t cap = b->cap_ready ? b->cap_ready * 2 : 2;
@@ -466,25 +466,25 @@ bloom_queue(bloom_state *b, const bloom_chunk *ch)
 }
 
 static void
-bloom_add(bloom_state *b, const uint8_t *key, size_t n)
+wbloom_add(writer_bloom *b, const uint8_t *key, size_t n)
 {
     const bloom_chunk *ch;
     b->chunk_open = 1;
     if (bloom_chunker_add(b->chunker, key, n, &ch))
-        bloom_queue(b, ch);
+        wbloom_queue(b, ch);
     b->keys++;
 }
 
 /* Write the queued chunks of b (closing: close the open chunk first). */
 static kiln_status
-bloom_write_ready(hfile_writer *w, bloom_state *b, int closing)
+wbloom_write_ready(hfile_writer *w, writer_bloom *b, int closing)
 {
     if (b->chunker == NULL)
         return KILN_OK;
     if (closing && b->chunk_open) {
         const bloom_chunk *ch;
         if (bloom_chunker_finish(b->chunker, &ch))
-            bloom_queue(b, ch);
+            wbloom_queue(b, ch);
         b->chunk_open = 0;
     }
     for (size_t i = 0; i < b->nready; i++) {
@@ -513,7 +513,7 @@ bloom_write_ready(hfile_writer *w, bloom_state *b, int closing)
  *   ...  | root-format index of the chunks
  */
 static void
-bloom_meta_payload(hfile_writer *w, const bloom_state *b)
+wbloom_meta_payload(hfile_writer *w, const writer_bloom *b)
 {
     block_start(&w->scratch);
     kbuf *s = &w->scratch;
@@ -566,9 +566,9 @@ write_inline_blocks(hfile_writer *w, int closing)
                 return w->status;
         }
     }
-    if (bloom_write_ready(w, &w->gbloom, closing) != KILN_OK)
+    if (wbloom_write_ready(w, &w->gbloom, closing) != KILN_OK)
         return w->status;
-    return bloom_write_ready(w, &w->dfbloom, closing);
+    return wbloom_write_ready(w, &w->dfbloom, closing);
 }
 
 static kiln_status
@@ -671,9 +671,9 @@ hfile_writer_open(const char *path, const hfile_writer_options *opts, hfile_writ
     float grate = rate;
     if (o.bloom == BLOOM_ROWCOL)
         grate = (float)(1.0 - sqrt((double)(1.0f - rate)));
-    bloom_init(&w->gbloom, o.bloom, o.bloom_chunk_bytes, (double)grate);
+    wbloom_init(&w->gbloom, o.bloom, o.bloom_chunk_bytes, (double)grate);
     /* StoreFileWriter keeps a delete-family bloom unless the general one is ROWCOL. */
-    bloom_init(&w->dfbloom, o.bloom == BLOOM_ROWCOL ? BLOOM_NONE : BLOOM_ROW,
+    wbloom_init(&w->dfbloom, o.bloom == BLOOM_ROWCOL ? BLOOM_NONE : BLOOM_ROW,
                o.bloom_chunk_bytes, (double)rate);
 
     w->first_data_block_offset = -1;
@@ -749,10 +749,10 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
 
     /* Blooms see the cell before the block boundary check, as in HBase, so a
      * chunk filled by this cell is written after the block this cell closes. */
-    bloom_state *g = &w->gbloom;
+    writer_bloom *g = &w->gbloom;
     if (g->chunker != NULL) {
         if (g->type == BLOOM_ROW && new_row) {
-            bloom_add(g, c->row, c->row_len);
+            wbloom_add(g, c->row, c->row_len);
         } else if (g->type == BLOOM_ROWCOL && new_col) {
             if (!g->chunk_open) {
                 buf_reset(&g->first_key);
@@ -761,15 +761,15 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
             }
             buf_reset(&w->keybuf);
             bloom_rowcol_key(&w->keybuf, c->row, c->row_len, c->qualifier, c->qualifier_len);
-            bloom_add(g, w->keybuf.data, w->keybuf.len);
+            wbloom_add(g, w->keybuf.data, w->keybuf.len);
         }
     }
     if (c->type == CELL_TYPE_DELETE_FAMILY || c->type == CELL_TYPE_DELETE_FAMILY_VERSION) {
         w->delete_family_count++;
-        bloom_state *d = &w->dfbloom;
+        writer_bloom *d = &w->dfbloom;
         if (d->chunker != NULL &&
             (d->keys == 0 || bytes_cmp(c->row, c->row_len, d->last_row.data, d->last_row.len) != 0)) {
-            bloom_add(d, c->row, c->row_len);
+            wbloom_add(d, c->row, c->row_len);
             buf_reset(&d->last_row);
             buf_append(&d->last_row, c->row, c->row_len);
         }
@@ -1036,12 +1036,12 @@ writer_close_out(hfile_writer *w)
         return w->status;
 
     if (w->gbloom.chunker != NULL && w->gbloom.keys > 0) {
-        bloom_meta_payload(w, &w->gbloom);
+        wbloom_meta_payload(w, &w->gbloom);
         if (write_counted(w, HFILE_BLOCK_GENERAL_BLOOM_META, &off, &size) != KILN_OK)
             return w->status;
     }
     if (w->dfbloom.chunker != NULL && w->dfbloom.keys > 0) {
-        bloom_meta_payload(w, &w->dfbloom);
+        wbloom_meta_payload(w, &w->dfbloom);
         if (write_counted(w, HFILE_BLOCK_DELETE_FAMILY_BLOOM_META, &off, &size) != KILN_OK)
             return w->status;
     }
@@ -1086,8 +1086,8 @@ writer_free(hfile_writer *w)
     chunk_free(&w->root);
     chunk_free(&w->level_next);
     chunk_free(&w->level_chunk);
-    bloom_free(&w->gbloom);
-    bloom_free(&w->dfbloom);
+    wbloom_free(&w->gbloom);
+    wbloom_free(&w->dfbloom);
     hfile_fileinfo_free(&w->fi);
     free(w);
 }
