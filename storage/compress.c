@@ -140,6 +140,9 @@ compress_block(kiln_codec codec, const uint8_t *in, size_t n, kbuf *out, kiln_er
 static kiln_status
 gzip_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t raw_len, kiln_err *err)
 {
+    uint8_t dummy;
+    if (raw_len == 0)
+        out = &dummy; /* zlib wants a real pointer even for no output */
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (inflateInit2(&zs, 15 + 16) != Z_OK)
