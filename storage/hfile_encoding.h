@@ -3,12 +3,18 @@
  *
  * A decoded block is one allocation (freed with free()):
  *
- *   hfile_block | hfile_cellpos[count] (data blocks only) | bytes[len]
+ *   hfile_block | hfile_cellpos[count] | row words u64[count] | bytes[len]
+ *   (cellpos for data blocks, row words for data and index blocks)
  *
  * For DATABLK* (NONE) and ROW_INDEX_V1 blocks `bytes` is the block payload and
  * every cellpos points into it; for PREFIX, DIFF and FAST_DIFF blocks `bytes`
  * holds the cells rebuilt flat (key, value, tags) one after the other. Index
  * and bloom chunk blocks keep their payload in `bytes` and have no cellpos.
+ *
+ * Row words speed up searching a block: every row of a block shares its first
+ * row_prefix bytes, and word i holds the next 8 bytes of cell i's row
+ * (big-endian, zero-padded). If word(a) < word(b) then row a < row b, so a
+ * binary search touches the small word array and reads a key only on a tie.
  *
  * Decoders check every length against the payload and the block's declared
  * unencoded size and return KILN_CORRUPTION ("cell N at payload offset X:
@@ -34,6 +40,8 @@ typedef struct hfile_cellpos {
     uint64_t mvcc;
 } hfile_cellpos;
 
+#define HFILE_PREFIX_COPY 24
+
 typedef struct hfile_block {
     uint32_t type;              /* hfile_block_type */
     uint32_t count;             /* cells of a data block, entries of an index block */
@@ -42,6 +50,12 @@ typedef struct hfile_block {
     const hfile_cellpos *cells; /* data blocks: count entries, in order */
     size_t alloc;               /* size of the whole allocation (the cache charge) */
     hfile_encoding encoding;    /* data blocks: how the payload was encoded */
+    uint32_t row_prefix;        /* bytes every row of the block shares */
+    const uint64_t *row_words;  /* count words (see above), or NULL */
+    const uint8_t *prefix;      /* the shared row bytes (row_prefix of them) */
+    /* A copy of short prefixes beside the header, so a search does not touch
+     * the first key's cache line just to place the key. */
+    uint8_t prefix_copy[HFILE_PREFIX_COPY];
 } hfile_block;
 
 /* How cells are laid out in a file's data blocks (from its FileInfo). */
@@ -63,6 +77,21 @@ kiln_status hfile_encoding_decode(const uint8_t *payload, size_t n, int encoded,
  * holding a copy of the bytes. */
 hfile_block *hfile_encoding_wrap(hfile_block_type type, const uint8_t *payload, size_t n,
                                  uint32_t count);
+
+/* Wrap a validated non-root index payload (hfile_nonroot_index_check) with
+ * row words for its entry keys (none if a key does not decode). */
+hfile_block *hfile_encoding_wrap_index(hfile_block_type type, const uint8_t *payload, size_t n,
+                                       uint32_t count);
+
+/* Row words (see above) of n serialized keys, key_at(ctx, i) giving key i.
+ * Returns the length of the row prefix they all share, or -1 if a key does
+ * not decode (the words are then unusable). */
+long hfile_row_words(kslice (*key_at)(const void *ctx, uint32_t i), const void *ctx, uint32_t n,
+                     uint64_t *words);
+
+/* Where key's row stands against rows that all start with row0[0..plen):
+ * -1 before them all, 1 after them all, 0 among them (*wk is then its word). */
+int hfile_row_word_locate(const uint8_t *row0, uint32_t plen, const kiln_cell *key, uint64_t *wk);
 
 /* Cell i of a decoded data block; c borrows from b. REQUIRES: i < b->count. */
 void hfile_encoding_cell(const hfile_block *b, uint32_t i, kiln_cell *c);

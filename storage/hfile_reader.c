@@ -60,6 +60,8 @@ struct hfile_reader {
     size_t root_len, root_used;
     hfile_index_entry *root;
     uint32_t root_count;
+    uint64_t *root_words;       /* row words of the root keys (hfile_encoding.h) */
+    uint32_t root_prefix;
     uint32_t levels;
     kslice first_key, last_key;
     kiln_bloom_type bloom_type;
@@ -173,7 +175,8 @@ block_build(const hfile_reader *r, const hfile_block_header *h, uint64_t off,
         if (count == 0)
             return rerr(r, err, KILN_CORRUPTION, "%s block at offset %llu has no entries",
                         hfile_block_type_name(h->type), (unsigned long long)off);
-        break;
+        *out = hfile_encoding_wrap_index(h->type, payload, plen, count);
+        return KILN_OK;
     case HFILE_BLOCK_BLOOM_CHUNK:
         if (plen == 0)
             return rerr(r, err, KILN_CORRUPTION, "empty bloom chunk at offset %llu",
@@ -296,6 +299,12 @@ check_trailer(hfile_reader *r, kiln_err *err)
     return KILN_OK;
 }
 
+static kslice
+root_key_at(const void *ctx, uint32_t i)
+{
+    return ((const hfile_reader *)ctx)->root[i].key;
+}
+
 static kiln_status
 parse_root(hfile_reader *r, const uint8_t *p, size_t n, uint64_t off, kiln_err *err)
 {
@@ -320,6 +329,9 @@ parse_root(hfile_reader *r, const uint8_t *p, size_t n, uint64_t off, kiln_err *
             return rerr(r, err, KILN_CORRUPTION, "data index root at offset %llu: entry %u: %s",
                         (unsigned long long)off, i, e.msg);
     }
+    r->root_words = kiln_calloc(count ? count : 1, sizeof *r->root_words);
+    r->memory += count * sizeof *r->root_words;
+    r->root_prefix = (uint32_t)hfile_row_words(root_key_at, r, count, r->root_words);
     return KILN_OK;
 }
 
@@ -590,6 +602,7 @@ hfile_reader_close(hfile_reader *r)
     bloom_meta_free(&r->general);
     bloom_meta_free(&r->delfam);
     free(r->root);
+    free(r->root_words);
     free(r->root_payload);
     free(r->path);
     free(r);
@@ -609,6 +622,22 @@ kslice hfile_reader_last_key(const hfile_reader *r) { return r->last_key; }
 
 /* ------------------------------------------------------------------ bloom */
 
+/* ROWCOL chunk keys are first-on-row-col KeyValue keys (HBase 2.x puts the
+ * family in them, the hashed bloom key leaves it out): within one file the
+ * family is fixed, so chunks are ordered by row, then qualifier. */
+static int
+rowcol_key_compare(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    kiln_cell ca, cb;
+    if (cell_key_decode(a, an, &ca, NULL) != KILN_OK || cell_key_decode(b, bn, &cb, NULL) != KILN_OK)
+        return kslice_cmp(kslice_make(a, an), kslice_make(b, bn));
+    int c = kslice_cmp(kslice_make(ca.row, ca.row_len), kslice_make(cb.row, cb.row_len));
+    if (c != 0)
+        return c;
+    return kslice_cmp(kslice_make(ca.qualifier, ca.qualifier_len),
+                      kslice_make(cb.qualifier, cb.qualifier_len));
+}
+
 /* Largest chunk whose first key is <= key, or -1. */
 static long
 bloom_chunk_for(const bloom_meta *m, const uint8_t *key, size_t n)
@@ -617,7 +646,8 @@ bloom_chunk_for(const bloom_meta *m, const uint8_t *key, size_t n)
     while (lo <= hi) {
         long mid = lo + (hi - lo) / 2;
         kslice k = m->chunks[mid].key;
-        int c = m->cell_keys ? cell_key_compare(k.p, k.n, key, n) : kslice_cmp(k, kslice_make(key, n));
+        int c = m->cell_keys ? rowcol_key_compare(k.p, k.n, key, n)
+                             : kslice_cmp(k, kslice_make(key, n));
         if (c <= 0) {
             found = mid;
             lo = mid + 1;
@@ -720,16 +750,43 @@ cursor_entry_at(const icursor *c, uint32_t d, uint32_t i, hfile_index_entry *e)
         hfile_nonroot_index_entry(c->lv[d].b->bytes, i, e);
 }
 
-/* Largest i at level d whose key is <= key, or -1. */
+/* Largest i at level d whose key is <= key, or -1. Row words settle most
+ * comparisons without reading the entries. */
 static long
 cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
 {
+    const uint64_t *words;
+    const uint8_t *prefix;
+    uint32_t plen;
+    if (d == 0) {
+        words = c->r->root_words;
+        plen = c->r->root_prefix;
+        prefix = c->r->root_count ? c->r->root[0].key.p + 2 : NULL;
+    } else {
+        words = c->lv[d].b->row_words;
+        plen = c->lv[d].b->row_prefix;
+        prefix = c->lv[d].b->prefix;
+    }
+    uint64_t wk = 0;
+    if (words) {
+        int where = hfile_row_word_locate(prefix, plen, key, &wk);
+        if (where < 0)
+            return -1;
+        if (where > 0)
+            return (long)c->lv[d].count - 1;
+    }
     long lo = 0, hi = (long)c->lv[d].count - 1, found = -1;
     while (lo <= hi) {
         long mid = lo + (hi - lo) / 2;
-        hfile_index_entry e;
-        cursor_entry_at(c, d, (uint32_t)mid, &e);
-        if (cell_compare_key(key, e.key.p, e.key.n) >= 0) {
+        int cmp;
+        if (words && words[mid] != wk) {
+            cmp = words[mid] < wk ? 1 : -1;
+        } else {
+            hfile_index_entry e;
+            cursor_entry_at(c, d, (uint32_t)mid, &e);
+            cmp = cell_compare_key(key, e.key.p, e.key.n);
+        }
+        if (cmp >= 0) {
             found = mid;
             lo = mid + 1;
         } else {
@@ -979,33 +1036,30 @@ hfile_iter_seek_last(hfile_iter *it, kiln_err *err)
     return iter_result(it, s);
 }
 
-/* First cell of the block >= key (count if none). */
+/* First cell of the block > key (upper) or >= key (lower); count if none.
+ * The row words settle most comparisons without touching the cells. */
 static uint32_t
-block_lower_bound(const hfile_block *b, const kiln_cell *key)
+block_search(const hfile_block *b, const kiln_cell *key, int upper)
 {
+    uint64_t wk;
+    int where = hfile_row_word_locate(b->prefix, b->row_prefix, key, &wk);
+    if (where < 0)
+        return 0;       /* the key's row sorts before every row here */
+    if (where > 0)
+        return b->count;
     uint32_t lo = 0, hi = b->count;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        kiln_cell c;
-        hfile_encoding_cell(b, mid, &c);
-        if (cell_compare(&c, key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* First cell of the block > key (count if none). */
-static uint32_t
-block_upper_bound(const hfile_block *b, const kiln_cell *key)
-{
-    uint32_t lo = 0, hi = b->count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        kiln_cell c;
-        hfile_encoding_cell(b, mid, &c);
-        if (cell_compare(&c, key) <= 0)
+        uint64_t w = b->row_words[mid];
+        int cmp;
+        if (w != wk) {
+            cmp = w < wk ? -1 : 1;
+        } else {
+            kiln_cell cell;
+            hfile_encoding_cell(b, mid, &cell);
+            cmp = cell_compare(&cell, key);
+        }
+        if (upper ? cmp <= 0 : cmp < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -1021,7 +1075,7 @@ hfile_iter_seek(hfile_iter *it, const kiln_cell *key, kiln_err *err)
         s = iter_load_data(it, err);
     if (s != KILN_OK)
         return iter_result(it, s);
-    uint32_t pos = block_lower_bound(it->db, key);
+    uint32_t pos = block_search(it->db, key, 0);
     if (pos < it->db->count) {
         iter_set(it, pos);
         return KILN_OK;
@@ -1038,7 +1092,7 @@ hfile_iter_seek_for_prev(hfile_iter *it, const kiln_cell *key, kiln_err *err)
         s = iter_load_data(it, err);
     if (s != KILN_OK)
         return iter_result(it, s);
-    uint32_t pos = block_upper_bound(it->db, key);
+    uint32_t pos = block_search(it->db, key, 1);
     if (pos > 0) {
         iter_set(it, pos - 1);
         return KILN_OK;
@@ -1248,7 +1302,7 @@ check_bloom_chunks(hfile_reader *r, const bloom_meta *m, kiln_err *err)
         block_cache_release(r->cache, h);
         if (i > 0) {
             kslice a = m->chunks[i - 1].key, k = m->chunks[i].key;
-            int c = m->cell_keys ? cell_key_compare(a.p, a.n, k.p, k.n) : kslice_cmp(a, k);
+            int c = m->cell_keys ? rowcol_key_compare(a.p, a.n, k.p, k.n) : kslice_cmp(a, k);
             if (c >= 0)
                 return rerr(r, err, KILN_CORRUPTION,
                             "bloom metadata at offset %llu: chunk %u is out of order",
