@@ -1,0 +1,81 @@
+/* store_view_int.h -- the inside of an open view, shared by store_view.c,
+ * store_row.c and store_scan.c (private to storage/).
+ */
+#ifndef KILN_STORE_VIEW_INT_H
+#define KILN_STORE_VIEW_INT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "storage/hfile_reader.h"
+#include "storage/manifest.h"
+#include "storage/schema.h"
+#include "storage/store_merge.h"
+#include "storage/store_view.h"
+
+typedef struct store_file {
+    hfile_reader *rd;
+    uint64_t seq;             /* load sequence: larger wins on equal keys */
+    size_t family;            /* index into the schema's families */
+} store_file;
+
+typedef struct store_region {
+    kslice start, end;        /* borrowed from the manifest (or schema) */
+    store_file *files;        /* sorted by family, then seq descending */
+    size_t nfiles;
+    uint64_t bytes;
+} store_region;
+
+struct store_view {
+    atomic_long refs;
+    uint64_t version;
+    kiln_schema schema;
+    manifest m;               /* version > 0 */
+    store_region *regions;
+    size_t nregions;
+    char current_path[4096];
+    int have_current;
+    struct stat current_st;   /* CURRENT as it was before the view read it */
+};
+
+/* Which families and qualifiers a request reads, and its version, time and
+ * TTL limits. */
+typedef struct store_sel {
+    uint8_t *family_on;       /* per schema family; NULL = every family */
+    kslice **quals;           /* per family: qualifiers asked, NULL = all */
+    size_t *nquals;
+    size_t nfamilies;
+    uint32_t max_versions;
+    int64_t ts_min, ts_max;
+    int64_t now_ms;
+} store_sel;
+
+kiln_status store_row_sel_init(const kiln_schema *s, const store_row_opts *o, store_sel *sel,
+                               kiln_err *err);
+void store_row_sel_free(store_sel *sel);
+
+static inline int
+store_row_sel_family(const store_sel *sel, size_t fam)
+{
+    return sel->family_on == NULL || sel->family_on[fam];
+}
+
+/* Consume from m every cell of the row m is positioned at (its current
+ * cell's row), applying deletes, TTL, time range, column selection and
+ * versions, and collect the visible cells into buf; *out borrows from buf
+ * (count 0 when nothing is visible). REQUIRES: m valid. */
+kiln_status store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
+                               store_row_buf *buf, store_row *out, kiln_err *err);
+
+/* Add to m an iterator over each selected file of region r (for a Get of
+ * `row` when row != NULL: only files whose blooms may hold it). */
+kiln_status store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel,
+                                  const uint8_t *row, size_t row_len, store_merge *m,
+                                  kiln_err *err);
+
+/* Region holding row. */
+size_t store_view_region_of(const store_view *v, const uint8_t *row, size_t n);
+
+#endif
