@@ -32,6 +32,19 @@ typedef int (*cli_command_fn)(const cli_globals *g, int argc, char **argv);
 
 /* Subcommands (one cli/cmd_NAME.c each). */
 int cmd_hfile(const cli_globals *g, int argc, char **argv);
+/* cmd_table.c: tables and view versions */
+int cmd_create(const cli_globals *g, int argc, char **argv);
+int cmd_list(const cli_globals *g, int argc, char **argv);
+int cmd_describe(const cli_globals *g, int argc, char **argv);
+int cmd_regions(const cli_globals *g, int argc, char **argv);
+int cmd_views(const cli_globals *g, int argc, char **argv);
+int cmd_rollback(const cli_globals *g, int argc, char **argv);
+/* cmd_load.c: atomic bulk load */
+int cmd_load(const cli_globals *g, int argc, char **argv);
+/* cmd_read.c: reads through the region store */
+int cmd_get(const cli_globals *g, int argc, char **argv);
+int cmd_scan(const cli_globals *g, int argc, char **argv);
+int cmd_count(const cli_globals *g, int argc, char **argv);
 
 /* ------------------------------------------------------------------ output */
 

@@ -22,6 +22,16 @@ typedef struct kiln_command {
 } kiln_command;
 
 static const kiln_command kiln_commands[] = {
+    {"create", cmd_create, "create a table with its column families and split keys"},
+    {"list", cmd_list, "list the tables"},
+    {"describe", cmd_describe, "show a table's families, settings and current version"},
+    {"regions", cmd_regions, "show a table's regions and their files"},
+    {"load", cmd_load, "publish a job's HFile output as a new version, atomically"},
+    {"views", cmd_views, "list a table's kept view versions"},
+    {"rollback", cmd_rollback, "make an earlier view version current"},
+    {"get", cmd_get, "read one row"},
+    {"scan", cmd_scan, "scan rows in key order"},
+    {"count", cmd_count, "count rows"},
     {"hfile", cmd_hfile, "dump, inspect, check and write HFile v3 files"},
 };
 

@@ -1,0 +1,601 @@
+/* cmd_read.c -- `kiln get | scan | count`: reads through the region store
+ * (storage/store_view.h) of the data directory. Text output is the HBase
+ * shell's (` ROW   column=f:q, timestamp=T, value=V`, then `N row(s)`); --json
+ * prints HBase REST's CellSet form, {"Row":[{"key":B64,"Cell":[{"column":B64,
+ * "timestamp":N,"$":B64}]}]}. Row keys, qualifiers and values in text use
+ * HBase's printable form (\xNN for other bytes), in arguments as in output.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "storage/block_cache.h"
+#include "storage/cell.h"
+#include "storage/schema.h"
+#include "storage/store_view.h"
+
+#define CMD_READ_CACHE_BYTES (64u << 20)
+#define CMD_READ_COL_WIDTH 32
+
+/* ------------------------------------------------------------------ arguments */
+
+/* Options shared by get, scan and count, and the storage they point into. */
+typedef struct cmd_read_args {
+    store_scan_opts so;              /* so.read is the row options for get */
+    store_column *cols;
+    size_t ncols;
+    char **fams;                     /* owned family names */
+    kbuf *quals;                     /* owned qualifiers */
+    kbuf start, stop, prefix;
+    int json;
+} cmd_read_args;
+
+static void
+cmd_read_args_init(cmd_read_args *a)
+{
+    memset(a, 0, sizeof *a);
+    store_scan_opts_init(&a->so);
+    buf_init(&a->start);
+    buf_init(&a->stop);
+    buf_init(&a->prefix);
+}
+
+static void
+cmd_read_args_free(cmd_read_args *a)
+{
+    for (size_t i = 0; i < a->ncols; i++) {
+        free(a->fams[i]);
+        buf_free(&a->quals[i]);
+    }
+    free(a->fams);
+    free(a->quals);
+    free(a->cols);
+    buf_free(&a->start);
+    buf_free(&a->stop);
+    buf_free(&a->prefix);
+}
+
+/* Add FAMILY or FAMILY:QUALIFIER (qualifier in printable form). -1 if malformed. */
+static int
+cmd_read_add_column(cmd_read_args *a, const char *spec, size_t n)
+{
+    const char *colon = memchr(spec, ':', n);
+    size_t fl = colon ? (size_t)(colon - spec) : n;
+    if (fl == 0 || fl > SCHEMA_FAMILY_NAME_MAX)
+        return -1;
+    a->cols = kiln_realloc(a->cols, (a->ncols + 1) * sizeof *a->cols);
+    a->fams = kiln_realloc(a->fams, (a->ncols + 1) * sizeof *a->fams);
+    a->quals = kiln_realloc(a->quals, (a->ncols + 1) * sizeof *a->quals);
+    size_t i = a->ncols++;
+    a->fams[i] = kiln_malloc(fl + 1);
+    memcpy(a->fams[i], spec, fl);
+    a->fams[i][fl] = '\0';
+    buf_init(&a->quals[i]);
+    if (colon != NULL &&
+        cell_from_string_binary(&a->quals[i], colon + 1, n - fl - 1) != 0)
+        return -1;
+    return 0;
+}
+
+/* Point the columns at their storage (after all are added). */
+static void
+cmd_read_bind_columns(cmd_read_args *a, const char *const *specs)
+{
+    for (size_t i = 0; i < a->ncols; i++) {
+        a->cols[i].family = a->fams[i];
+        int has_q = specs == NULL || strchr(specs[i], ':') != NULL;
+        a->cols[i].qualifier = has_q ? (a->quals[i].data ? a->quals[i].data : (const uint8_t *)"")
+                                     : NULL;
+        a->cols[i].qualifier_len = has_q ? a->quals[i].len : 0;
+    }
+    a->so.read.columns = a->cols;
+    a->so.read.column_count = a->ncols;
+}
+
+static int
+cmd_read_key(const char *ctx, const char *what, const char *text, kbuf *out)
+{
+    buf_reset(out);
+    if (cell_from_string_binary(out, text, strlen(text)) != 0)
+        return cli_usage_error(ctx, "%s '%s': bad \\xNN escape", what, text);
+    if (out->len > CELL_ROW_MAX)
+        return cli_usage_error(ctx, "%s longer than %d bytes", what, CELL_ROW_MAX);
+    return 0;
+}
+
+/* "MIN,MAX" milliseconds, [MIN, MAX). */
+static int
+cmd_read_time_range(const char *ctx, const char *s, store_row_opts *o)
+{
+    const char *comma = strchr(s, ',');
+    int64_t lo, hi;
+    if (comma == NULL || cli_parse_i64(s, (size_t)(comma - s), &lo) != 0 ||
+        cli_parse_i64(comma + 1, strlen(comma + 1), &hi) != 0 || lo < 0 || hi <= lo)
+        return cli_usage_error(ctx, "--time-range takes MIN,MAX in ms with 0 <= MIN < MAX");
+    o->ts_min = lo;
+    o->ts_max = hi;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ output */
+
+static void
+cmd_read_b64(cli_out *o, const uint8_t *p, size_t n)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char q[4];
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= p[i + 2];
+        q[0] = tab[(v >> 18) & 63];
+        q[1] = tab[(v >> 12) & 63];
+        q[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+        q[3] = i + 2 < n ? tab[v & 63] : '=';
+        cli_out_write(o, q, 4);
+    }
+}
+
+static void
+cmd_read_pad(cli_out *o, size_t used)
+{
+    do {
+        cli_out_write(o, " ", 1);
+    } while (++used < CMD_READ_COL_WIDTH);
+}
+
+static size_t
+cmd_read_printable(cli_out *o, const uint8_t *p, size_t n)
+{
+    size_t before = o->buf.len;
+    cli_out_binary(o, p, n);
+    return o->buf.len - before;
+}
+
+/* " FAMILY:QUALIFIER" (get) or " ROW" (scan) column, then the cell column. */
+static void
+cmd_read_text_cell(cli_out *o, const kiln_cell *c, int scan)
+{
+    cli_out_write(o, " ", 1);
+    size_t used = 1;
+    if (scan) {
+        used += cmd_read_printable(o, c->row, c->row_len);
+    } else {
+        used += cmd_read_printable(o, c->family, c->family_len) + 1;
+        cli_out_write(o, ":", 1);
+        used += cmd_read_printable(o, c->qualifier, c->qualifier_len);
+    }
+    cmd_read_pad(o, used);
+    if (scan) {
+        cli_out_str(o, "column=");
+        cli_out_binary(o, c->family, c->family_len);
+        cli_out_write(o, ":", 1);
+        cli_out_binary(o, c->qualifier, c->qualifier_len);
+        cli_out_str(o, ", ");
+    }
+    cli_out_printf(o, "timestamp=%" PRId64 ", value=", c->ts);
+    cli_out_binary(o, c->value, c->value_len);
+    cli_out_write(o, "\n", 1);
+    cli_out_maybe_flush(o);
+}
+
+static void
+cmd_read_json_row(cli_out *o, const store_row *r, int first)
+{
+    cli_out_str(o, first ? "{\"key\":\"" : ",{\"key\":\"");
+    cmd_read_b64(o, r->row.p, r->row.n);
+    cli_out_str(o, "\",\"Cell\":[");
+    kbuf col = KBUF_INIT;
+    for (size_t i = 0; i < r->count; i++) {
+        const kiln_cell *c = &r->cells[i];
+        buf_reset(&col);
+        buf_append(&col, c->family, c->family_len);
+        buf_append_u8(&col, ':');
+        buf_append(&col, c->qualifier, c->qualifier_len);
+        cli_out_str(o, i ? ",{\"column\":\"" : "{\"column\":\"");
+        cmd_read_b64(o, col.data, col.len);
+        cli_out_printf(o, "\",\"timestamp\":%" PRId64 ",\"$\":\"", c->ts);
+        cmd_read_b64(o, c->value, c->value_len);
+        cli_out_str(o, "\"}");
+    }
+    buf_free(&col);
+    cli_out_str(o, "]}");
+    cli_out_maybe_flush(o);
+}
+
+static int
+cmd_read_open(const cli_globals *g, const char *ctx, const char *table, block_cache **cache,
+              store_view **v)
+{
+    if (g->server != NULL)
+        return cli_usage_error(ctx, "--server is not supported by this command yet; use --data DIR");
+    kiln_err err;
+    status_clear(&err);
+    *cache = block_cache_new(CMD_READ_CACHE_BYTES);
+    if (store_view_open(g->data_dir, table, *cache, v, &err) != KILN_OK) {
+        block_cache_free(*cache);
+        *cache = NULL;
+        return cli_report(&err);
+    }
+    return 0;
+}
+
+static int
+cmd_read_getopt(const char *ctx, int argc, char **argv, const struct option *opts)
+{
+    opterr = 0;
+    int c = getopt_long(argc, argv, ":h", opts, NULL);
+    if (c == ':') {
+        cli_usage_error(ctx, "option '%s' needs an argument", argv[optind - 1]);
+        return '?';
+    }
+    if (c == '?') {
+        cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+        return '?';
+    }
+    return c;
+}
+
+/* Options common to scan and count. Returns -1 if c is not one of them,
+ * else 0 or an exit code. */
+static int
+cmd_read_scan_option(const char *ctx, int c, cmd_read_args *a)
+{
+    uint64_t n;
+    switch (c) {
+    case 'b':
+        return cmd_read_key(ctx, "--start", optarg, &a->start);
+    case 'e':
+        return cmd_read_key(ctx, "--stop", optarg, &a->stop);
+    case 'p':
+        return cmd_read_key(ctx, "--prefix", optarg, &a->prefix);
+    case 'c':
+        for (const char *p = optarg; *p != '\0';) {
+            const char *comma = strchr(p, ',');
+            size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            if (cmd_read_add_column(a, p, len) != 0)
+                return cli_usage_error(ctx, "--columns: bad column '%.*s' (FAMILY[:QUALIFIER])",
+                                       (int)len, p);
+            p += len;
+            if (*p == ',')
+                p++;
+        }
+        return 0;
+    case 'v':
+        if (cli_parse_u64(optarg, &n) != 0 || n < 1 || n > INT32_MAX)
+            return cli_usage_error(ctx, "--versions must be 1..2147483647");
+        a->so.read.max_versions = (uint32_t)n;
+        return 0;
+    case 't':
+        return cmd_read_time_range(ctx, optarg, &a->so.read);
+    case 'j':
+        a->json = 1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static void
+cmd_read_bind_scan(cmd_read_args *a, const char *const *specs)
+{
+    cmd_read_bind_columns(a, specs);
+    a->so.start = a->start.data;
+    a->so.start_len = a->start.len;
+    a->so.stop = a->stop.data;
+    a->so.stop_len = a->stop.len;
+    a->so.prefix = a->prefix.data;
+    a->so.prefix_len = a->prefix.len;
+}
+
+/* Column specs kept for scan/count to tell "f" from "f:" (empty qualifier). */
+static char **
+cmd_read_specs(const char *list, size_t *n)
+{
+    char **v = NULL;
+    *n = 0;
+    for (const char *p = list; p != NULL && *p != '\0';) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        v = kiln_realloc(v, (*n + 1) * sizeof *v);
+        v[*n] = kiln_malloc(len + 1);
+        memcpy(v[*n], p, len);
+        v[*n][len] = '\0';
+        (*n)++;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------------ get */
+
+static const char cmd_get_usage_text[] =
+    "Usage: kiln get TABLE ROW [FAMILY[:QUALIFIER]]... [--versions N]\n"
+    "                [--time-range MIN,MAX] [--json]\n"
+    "\n"
+    "Read one row (HBase shell `get`): every column of the row, or the families\n"
+    "and columns named, newest version first. Deleted and expired cells are\n"
+    "never returned. ROW and QUALIFIER are in printable form (\\xNN escapes).\n"
+    "\n"
+    "Options:\n"
+    "  --versions N           up to N versions per column (at most the family's)\n"
+    "  --time-range MIN,MAX   only cells with MIN <= timestamp < MAX (ms)\n"
+    "  --json                 HBase REST CellSet JSON instead of text\n";
+
+int
+cmd_get(const cli_globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"versions", required_argument, NULL, 'v'},
+        {"time-range", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cmd_read_args a;
+    cmd_read_args_init(&a);
+    int c, rc = -1;
+    while (rc < 0 && (c = cmd_read_getopt("get", argc, argv, opts)) != -1) {
+        if (c == 'h') {
+            fputs(cmd_get_usage_text, stdout);
+            rc = 0;
+        } else if (c == '?' || (rc = cmd_read_scan_option("get", c, &a)) == -1) {
+            rc = EX_USAGE;
+        } else if (rc == 0) {
+            rc = -1;
+        }
+    }
+    kbuf row = KBUF_INIT;
+    if (rc < 0 && argc - optind < 2)
+        rc = cli_usage_error("get", "needs TABLE and ROW");
+    if (rc < 0 && (rc = cmd_read_key("get", "ROW", argv[optind + 1], &row)) == 0)
+        rc = -1;
+    if (rc < 0 && row.len == 0)
+        rc = cli_usage_error("get", "ROW must not be empty");
+    for (int i = optind + 2; rc < 0 && i < argc; i++) {
+        if (cmd_read_add_column(&a, argv[i], strlen(argv[i])) != 0)
+            rc = cli_usage_error("get", "bad column '%s' (FAMILY[:QUALIFIER])", argv[i]);
+    }
+    block_cache *cache = NULL;
+    store_view *v = NULL;
+    if (rc < 0) {
+        cmd_read_bind_columns(&a, (const char *const *)(argv + optind + 2));
+        int orc = cmd_read_open(g, "get", argv[optind], &cache, &v);
+        if (orc != 0)
+            rc = orc;
+    }
+    if (rc < 0) {
+        store_row_buf *buf = store_row_buf_new();
+        store_row r;
+        kiln_err err;
+        status_clear(&err);
+        if (store_view_get(v, row.data, row.len, &a.so.read, buf, &r, &err) != KILN_OK) {
+            rc = cli_report(&err);
+        } else {
+            cli_out o;
+            cli_out_init(&o, STDOUT_FILENO);
+            if (a.json) {
+                cli_out_str(&o, "{\"Row\":[");
+                if (r.count > 0)
+                    cmd_read_json_row(&o, &r, 1);
+                cli_out_str(&o, "]}\n");
+            } else {
+                cli_out_str(&o, "COLUMN");
+                cmd_read_pad(&o, 6);
+                cli_out_str(&o, "CELL\n");
+                for (size_t i = 0; i < r.count; i++)
+                    cmd_read_text_cell(&o, &r.cells[i], 0);
+                cli_out_printf(&o, "%zu row(s)\n", r.count);
+            }
+            rc = cli_out_close(&o, &err) == KILN_OK ? 0 : cli_report(&err);
+        }
+        store_row_buf_free(buf);
+    }
+    store_view_unref(v);
+    block_cache_free(cache);
+    buf_free(&row);
+    cmd_read_args_free(&a);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ scan */
+
+static const char cmd_scan_usage_text[] =
+    "Usage: kiln scan TABLE [--start ROW] [--stop ROW] [--prefix P] [--limit N]\n"
+    "                 [--reversed] [--columns C,...] [--versions N]\n"
+    "                 [--time-range MIN,MAX] [--json]\n"
+    "\n"
+    "Scan rows in key order across all regions (HBase shell `scan`).\n"
+    "\n"
+    "Options:\n"
+    "  --start ROW            first row, inclusive (reversed: the highest row)\n"
+    "  --stop ROW             end row, exclusive (reversed: the lower bound)\n"
+    "  --prefix P             only rows that start with P\n"
+    "  --limit N              at most N rows\n"
+    "  --reversed             rows in descending order\n"
+    "  --columns C,...        FAMILY or FAMILY:QUALIFIER, comma-separated\n"
+    "  --versions N           up to N versions per column (at most the family's)\n"
+    "  --time-range MIN,MAX   only cells with MIN <= timestamp < MAX (ms)\n"
+    "  --json                 HBase REST CellSet JSON instead of text\n"
+    "Keys and qualifiers are in printable form (\\xNN escapes).\n";
+
+static const struct option cmd_scan_opts[] = {
+    {"start", required_argument, NULL, 'b'},
+    {"stop", required_argument, NULL, 'e'},
+    {"prefix", required_argument, NULL, 'p'},
+    {"limit", required_argument, NULL, 'l'},
+    {"reversed", no_argument, NULL, 'r'},
+    {"columns", required_argument, NULL, 'c'},
+    {"versions", required_argument, NULL, 'v'},
+    {"time-range", required_argument, NULL, 't'},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parse scan/count arguments; returns -1 to go on, else an exit code. */
+static int
+cmd_read_parse_scan(const char *ctx, const char *usage, int argc, char **argv,
+                    cmd_read_args *a, char ***specs, size_t *nspecs)
+{
+    int c;
+    *specs = NULL;
+    *nspecs = 0;
+    while ((c = cmd_read_getopt(ctx, argc, argv, cmd_scan_opts)) != -1) {
+        uint64_t n;
+        int rc;
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (c == '?')
+            return EX_USAGE;
+        if (c == 'l') {
+            if (cli_parse_u64(optarg, &n) != 0 || n == 0)
+                return cli_usage_error(ctx, "--limit must be a positive number");
+            a->so.limit = n;
+            continue;
+        }
+        if (c == 'r') {
+            a->so.reversed = 1;
+            continue;
+        }
+        if (c == 'c') {
+            size_t k;
+            char **more = cmd_read_specs(optarg, &k);
+            *specs = kiln_realloc(*specs, (*nspecs + k) * sizeof **specs);
+            memcpy(*specs + *nspecs, more, k * sizeof *more);
+            *nspecs += k;
+            free(more);
+        }
+        if ((rc = cmd_read_scan_option(ctx, c, a)) != 0)
+            return rc == -1 ? EX_USAGE : rc;
+    }
+    if (argc - optind != 1)
+        return cli_usage_error(ctx, argc - optind < 1 ? "missing TABLE" : "too many arguments");
+    cmd_read_bind_scan(a, (const char *const *)*specs);
+    return -1;
+}
+
+static void
+cmd_read_free_specs(char **specs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(specs[i]);
+    free(specs);
+}
+
+int
+cmd_scan(const cli_globals *g, int argc, char **argv)
+{
+    cmd_read_args a;
+    cmd_read_args_init(&a);
+    char **specs;
+    size_t nspecs;
+    int rc = cmd_read_parse_scan("scan", cmd_scan_usage_text, argc, argv, &a, &specs, &nspecs);
+    block_cache *cache = NULL;
+    store_view *v = NULL;
+    if (rc < 0) {
+        int orc = cmd_read_open(g, "scan", argv[optind], &cache, &v);
+        if (orc != 0)
+            rc = orc;
+    }
+    if (rc < 0) {
+        kiln_err err;
+        status_clear(&err);
+        store_scan *s;
+        if (store_scan_open(v, &a.so, &s, &err) != KILN_OK) {
+            rc = cli_report(&err);
+        } else {
+            cli_out o;
+            cli_out_init(&o, STDOUT_FILENO);
+            if (a.json) {
+                cli_out_str(&o, "{\"Row\":[");
+            } else {
+                cli_out_str(&o, "ROW");
+                cmd_read_pad(&o, 3);
+                cli_out_str(&o, "COLUMN+CELL\n");
+            }
+            uint64_t rows = 0;
+            kiln_status st;
+            for (;;) {
+                store_row r;
+                int has;
+                if ((st = store_scan_next(s, &r, &has, &err)) != KILN_OK || !has)
+                    break;
+                if (a.json) {
+                    cmd_read_json_row(&o, &r, rows == 0);
+                } else {
+                    for (size_t i = 0; i < r.count; i++)
+                        cmd_read_text_cell(&o, &r.cells[i], 1);
+                }
+                rows++;
+            }
+            if (a.json)
+                cli_out_str(&o, "]}\n");
+            else if (st == KILN_OK)
+                cli_out_printf(&o, "%" PRIu64 " row(s)\n", rows);
+            kiln_err oerr;
+            status_clear(&oerr);
+            kiln_status ost = cli_out_close(&o, &oerr);
+            store_scan_close(s);
+            rc = st != KILN_OK ? cli_report(&err) : ost != KILN_OK ? cli_report(&oerr) : 0;
+        }
+    }
+    store_view_unref(v);
+    block_cache_free(cache);
+    cmd_read_free_specs(specs, nspecs);
+    cmd_read_args_free(&a);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ count */
+
+static const char cmd_count_usage_text[] =
+    "Usage: kiln count TABLE [--start ROW] [--stop ROW] [--prefix P]\n"
+    "                  [--columns C,...] [--time-range MIN,MAX]\n"
+    "\n"
+    "Count the rows that have at least one visible cell (HBase shell `count`).\n";
+
+int
+cmd_count(const cli_globals *g, int argc, char **argv)
+{
+    cmd_read_args a;
+    cmd_read_args_init(&a);
+    char **specs;
+    size_t nspecs;
+    int rc = cmd_read_parse_scan("count", cmd_count_usage_text, argc, argv, &a, &specs, &nspecs);
+    block_cache *cache = NULL;
+    store_view *v = NULL;
+    if (rc < 0) {
+        int orc = cmd_read_open(g, "count", argv[optind], &cache, &v);
+        if (orc != 0)
+            rc = orc;
+    }
+    if (rc < 0) {
+        uint64_t rows;
+        kiln_err err;
+        status_clear(&err);
+        a.so.reversed = 0;
+        if (store_view_count(v, &a.so, &rows, &err) != KILN_OK) {
+            rc = cli_report(&err);
+        } else {
+            printf("%" PRIu64 " row(s)\n", rows);
+            rc = 0;
+        }
+    }
+    store_view_unref(v);
+    block_cache_free(cache);
+    cmd_read_free_specs(specs, nspecs);
+    cmd_read_args_free(&a);
+    return rc;
+}
