@@ -53,7 +53,8 @@ kslice hfile_reader_first_key(const hfile_reader *r);
 kslice hfile_reader_last_key(const hfile_reader *r);
 
 /* Bloom checks: 1 = may contain (or no bloom of that kind), 0 = certainly not.
- * An I/O or checksum error reading a chunk sets err and returns 1. */
+ * may_have_delete_family also answers 0 when FileInfo's DELETE_FAMILY_COUNT
+ * is 0. An I/O or checksum error reading a chunk sets err and returns 1. */
 int hfile_reader_may_contain_row(hfile_reader *r, const uint8_t *row, size_t n, kiln_err *err);
 int hfile_reader_may_contain_rowcol(hfile_reader *r, const uint8_t *row, size_t rn,
                                     const uint8_t *qual, size_t qn, kiln_err *err);
