@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# kiln_store_test.sh -- end-to-end tests of the region store through the kiln
+# client: create / list / describe / regions, load (refusals, splits, dry run,
+# duplicates, append, the lock), views and rollback, get / scan / count in
+# text and JSON; then a kill -9 loop: `kiln load` of a large job output is
+# killed at random moments and the store must hold exactly the old view or
+# the new one, and the next successful load must leave no orphaned file.
+# Random delays come from SEED (printed; replay with SEED=N). Iterations:
+# KILL_ITERS (default 12). Prints "N passed, N failed"; exits 1 on failure.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+KILN=$BUILD/bin/kiln
+SEED=${SEED:-$RANDOM}
+KILL_ITERS=${KILL_ITERS:-12}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+D=$T/data
+export KILN_DATA=$D
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+echo "seed=$SEED kiln=$KILN"
+if [ ! -x "$KILN" ]; then
+    echo "FAIL: $KILN not built"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+RANDOM=$SEED
+
+run() {
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+expect_rc() {
+    local name=$1 want=$2
+    shift 2
+    run "$@"
+    if [ "$rc" -eq "$want" ]; then ok; else bad "$name: exit $rc, want $want; stderr: $(head -c 300 "$T/err")"; fi
+}
+expect_grep() {
+    if grep -qE -- "$3" "$2"; then ok; else bad "$1: no line matching '$3' in: $(head -c 400 "$2")"; fi
+}
+expect_eq() {
+    if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
+}
+
+# mkhfile FILE FAMILY < dump-form lines
+mkhfile() {
+    "$KILN" hfile write "$1" --family "$2" >/dev/null || bad "hfile write $1"
+}
+
+# ---------------------------------------------------------------- help and usage
+for c in create list describe regions load views rollback get scan count; do
+    expect_rc "$c --help" 0 "$KILN" "$c" --help
+    expect_grep "$c --help text" "$T/out" "^Usage: kiln $c"
+done
+expect_rc "kiln --help lists load" 0 "$KILN" --help
+expect_grep "kiln --help load row" "$T/out" '^  load '
+expect_rc "create without family" 64 "$KILN" create t
+expect_rc "create bad family setting" 64 "$KILN" create t --family cf:color=red
+expect_grep "create bad setting message" "$T/err" "family cf: unknown setting 'color'"
+expect_rc "create bad table name" 64 "$KILN" create ../x --family cf
+expect_rc "create bad split escape" 64 "$KILN" create t --family cf --split 'a\xZZ'
+expect_rc "create duplicate split" 64 "$KILN" create t --family cf --split a --split a
+expect_rc "describe missing table" 66 "$KILN" describe nope
+expect_grep "missing table message" "$T/err" 'table default:nope: not found'
+expect_rc "get missing table" 66 "$KILN" get nope r
+expect_rc "scan bad limit" 64 "$KILN" scan t --limit x
+expect_rc "--server not yet" 64 "$KILN" --server 127.0.0.1:1 scan t
+
+# ---------------------------------------------------------------- create, list, describe
+printf 'g\nm\\x00\n\ns\n' >"$T/splits"
+expect_rc "create" 0 "$KILN" create ns1:users --family info:versions=3 --family 'stats:ttl=forever,compression=zstd,bloom=rowcol,blocksize=16K' --splits-file "$T/splits"
+expect_grep "create output" "$T/out" '^Created table ns1:users \(2 families, 4 regions\)'
+expect_rc "create again" 73 "$KILN" create ns1:users --family info
+expect_rc "create t" 0 "$KILN" create t --family cf --keep-versions 3
+expect_rc "list" 0 "$KILN" list
+expect_eq "list output" "$(cat "$T/out")" "$(printf 'TABLE\ndefault:t\nns1:users\n2 row(s)')"
+expect_rc "describe" 0 "$KILN" describe ns1:users
+expect_grep "describe info" "$T/out" "^\{NAME => 'info', VERSIONS => '3', TTL => 'FOREVER', COMPRESSION => 'SNAPPY', BLOOMFILTER => 'ROW', BLOCKSIZE => '65536'\}"
+expect_grep "describe stats" "$T/out" "^\{NAME => 'stats', VERSIONS => '1', TTL => 'FOREVER', COMPRESSION => 'ZSTD', BLOOMFILTER => 'ROWCOL', BLOCKSIZE => '16384'\}"
+expect_grep "describe regions" "$T/out" '^REGIONS => 4, KEEP_VERSIONS => 2'
+expect_grep "describe no version" "$T/out" '^CURRENT VERSION => none'
+expect_rc "regions" 0 "$KILN" regions ns1:users
+expect_grep "regions binary split" "$T/out" $'^2\tm\\\\x00\ts\t0\t0$'
+expect_rc "scan empty table" 0 "$KILN" scan ns1:users
+expect_grep "scan empty" "$T/out" '^0 row\(s\)'
+
+# ---------------------------------------------------------------- load refusals
+J1=$T/job1
+mkdir -p "$J1/info" "$J1/stats"
+{
+    printf 'alice\tinfo:name\t100\tPut\tAlice\n'
+    printf 'alice\tinfo:name\t90\tPut\tAl\n'
+    printf 'bob\tinfo:name\t100\tPut\tBob\n'
+    printf 'h\\x01\tinfo:name\t100\tPut\tbin\\xFF\n'
+    printf 'mallory\tinfo:name\t100\tPut\tM\n'
+    printf 'zed\tinfo:name\t100\tPut\tZed\n'
+} | mkhfile "$J1/info/part-r-00000" info
+printf 'bob\tstats:visits\t100\tPut\t7\n' | mkhfile "$J1/stats/part-r-00000" stats
+expect_rc "load without _SUCCESS" 66 "$KILN" load ns1:users "$J1"
+expect_grep "no _SUCCESS message" "$T/err" '_SUCCESS'
+touch "$J1/_SUCCESS"
+expect_rc "load --no-split straddling" 64 "$KILN" load ns1:users "$J1" --no-split
+expect_grep "straddle message" "$T/err" "part-r-00000: rows straddle the boundary 'g'"
+mkdir "$J1/other"
+expect_rc "load unknown family" 64 "$KILN" load ns1:users "$J1"
+expect_grep "unknown family message" "$T/err" "family directory 'other' is not a family of table ns1:users"
+rmdir "$J1/other"
+cp "$J1/stats/part-r-00000" "$T/saved.hfile"
+printf '\x00\x00\x00\x00\x00\x00\x00\x00' | dd of="$J1/stats/part-r-00000" bs=1 seek=$(( $(stat -c %s "$J1/stats/part-r-00000") - 4096 )) conv=notrunc 2>/dev/null
+expect_rc "load corrupt trailer" 65 "$KILN" load ns1:users "$J1"
+expect_grep "corrupt message names the file" "$T/err" 'stats/part-r-00000'
+cp "$T/saved.hfile" "$J1/stats/part-r-00000"
+expect_rc "nothing published by refusals" 0 "$KILN" views ns1:users
+expect_grep "no views" "$T/out" '^0 row\(s\)'
+
+# ---------------------------------------------------------------- load, read
+expect_rc "load --dry-run" 0 "$KILN" load ns1:users "$J1" --dry-run
+expect_grep "dry run plan" "$T/out" $'info/part-r-00000\tinfo\t0-3\tsplit\t6\t'
+expect_grep "dry run summary" "$T/out" '^Dry run: .*nothing was changed'
+expect_rc "still nothing published" 0 "$KILN" views ns1:users
+expect_grep "still no views" "$T/out" '^0 row\(s\)'
+expect_rc "load" 0 "$KILN" load ns1:users "$J1"
+expect_grep "load prints version 1" "$T/out" '^Loaded .* into ns1:users as version 1 \(replace, parent 0\)'
+expect_grep "load split counts" "$T/out" '2 HFile\(s\): 1 linked, 0 copied, 1 split into 4'
+expect_eq "job file left in place" "$(stat -c %h "$J1/stats/part-r-00000")" "2"
+expect_rc "load same output again" 0 "$KILN" load ns1:users "$J1"
+expect_grep "duplicate detected" "$T/out" '^Already loaded: .* version 1 .*nothing was done'
+expect_rc "views after duplicate" 0 "$KILN" views ns1:users
+expect_grep "one view" "$T/out" '^1 row\(s\)'
+
+expect_rc "scan" 0 "$KILN" scan ns1:users
+expect_eq "scan output" "$(cat "$T/out")" "$(printf '%s\n' \
+    'ROW                             COLUMN+CELL' \
+    ' alice                          column=info:name, timestamp=100, value=Alice' \
+    ' bob                            column=info:name, timestamp=100, value=Bob' \
+    ' bob                            column=stats:visits, timestamp=100, value=7' \
+    ' h\x01                          column=info:name, timestamp=100, value=bin\xFF' \
+    ' mallory                        column=info:name, timestamp=100, value=M' \
+    ' zed                            column=info:name, timestamp=100, value=Zed' \
+    '5 row(s)')"
+expect_rc "get" 0 "$KILN" get ns1:users alice --versions 5
+expect_eq "get output" "$(cat "$T/out")" "$(printf '%s\n' \
+    'COLUMN                          CELL' \
+    ' info:name                      timestamp=100, value=Alice' \
+    ' info:name                      timestamp=90, value=Al' \
+    '2 row(s)')"
+expect_rc "get column" 0 "$KILN" get ns1:users bob stats:visits
+expect_grep "get column output" "$T/out" '^ stats:visits +timestamp=100, value=7$'
+expect_grep "get column only" "$T/out" '^1 row\(s\)'
+expect_rc "get binary row" 0 "$KILN" get ns1:users 'h\x01'
+expect_grep "get binary value" "$T/out" 'value=bin\\xFF$'
+expect_rc "get absent row" 0 "$KILN" get ns1:users nobody
+expect_grep "get absent" "$T/out" '^0 row\(s\)'
+expect_rc "get unknown family" 64 "$KILN" get ns1:users bob nofam
+expect_rc "get --json" 0 "$KILN" get ns1:users bob --json
+expect_eq "get json" "$(cat "$T/out")" '{"Row":[{"key":"Ym9i","Cell":[{"column":"aW5mbzpuYW1l","timestamp":100,"$":"Qm9i"},{"column":"c3RhdHM6dmlzaXRz","timestamp":100,"$":"Nw=="}]}]}'
+expect_rc "scan --json" 0 "$KILN" scan ns1:users --json --limit 2
+if command -v python3 >/dev/null; then
+    if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["Row"])==2' "$T/out"; then ok; else bad "scan json parses"; fi
+fi
+expect_rc "scan range" 0 "$KILN" scan ns1:users --start b --stop mallory
+expect_grep "scan range rows" "$T/out" '^2 row\(s\)'
+expect_rc "scan prefix" 0 "$KILN" scan ns1:users --prefix 'h'
+expect_grep "scan prefix rows" "$T/out" '^1 row\(s\)'
+expect_rc "scan reversed" 0 "$KILN" scan ns1:users --reversed --limit 2
+expect_eq "scan reversed rows" "$(grep -o '^ [a-z]*' "$T/out" | tr -d ' ' | tr '\n' ,)" "zed,mallory,"
+expect_rc "scan reversed start/stop" 0 "$KILN" scan ns1:users --reversed --start mallory --stop alice
+expect_eq "scan reversed range" "$(grep -o '^ [a-z]*' "$T/out" | tr -d ' ' | uniq | tr '\n' ,)" "mallory,h,bob,"
+expect_rc "scan columns" 0 "$KILN" scan ns1:users --columns stats
+expect_grep "scan columns rows" "$T/out" '^1 row\(s\)'
+expect_rc "count" 0 "$KILN" count ns1:users
+expect_eq "count output" "$(cat "$T/out")" "5 row(s)"
+expect_rc "regions after load" 0 "$KILN" regions ns1:users
+expect_grep "regions version" "$T/out" '^# table ns1:users, version 1'
+
+# ---------------------------------------------------------------- append, views, rollback
+J2=$T/job2
+mkdir -p "$J2/info"
+printf 'alice\tinfo:name\t100\tPut\tAlice2\nalice\tinfo:name\t200\tDeleteColumn\t\nbob\tinfo:name\t150\tPut\tBobby\n' | mkhfile "$J2/info/a" info
+touch "$J2/_SUCCESS"
+expect_rc "load --append" 0 "$KILN" load ns1:users "$J2" --append
+expect_grep "append version" "$T/out" 'as version 2 \(append, parent 1\)'
+expect_rc "get after append: deleted" 0 "$KILN" get ns1:users alice
+expect_grep "alice deleted" "$T/out" '^0 row\(s\)'
+expect_rc "get after append: newer" 0 "$KILN" get ns1:users bob info:name
+expect_grep "bob newer" "$T/out" 'timestamp=150, value=Bobby'
+expect_rc "append same again" 0 "$KILN" load ns1:users "$J2" --append
+expect_grep "append duplicate" "$T/out" '^Already loaded'
+expect_rc "append first job again" 0 "$KILN" load ns1:users "$J1" --append
+expect_grep "first job is in the appended version" "$T/out" 'loaded in version 1'
+expect_rc "replace and append together" 64 "$KILN" load ns1:users "$J2" --append --replace
+expect_rc "views" 0 "$KILN" views ns1:users
+expect_grep "views current" "$T/out" $'^2\t\\*\t[0-9T:.-]+Z\tappend\t1\t6\t'
+expect_grep "views older" "$T/out" $'^1\t\t.*\treplace\t0\t5\t[0-9]+\t.*/job1$'
+expect_rc "rollback" 0 "$KILN" rollback ns1:users
+expect_grep "rollback message" "$T/out" '^Rolled back ns1:users from version 2 to version 1'
+expect_rc "get after rollback" 0 "$KILN" get ns1:users alice
+expect_grep "alice back" "$T/out" 'value=Alice$'
+expect_rc "rollback below the oldest" 66 "$KILN" rollback ns1:users
+expect_rc "rollback forward" 0 "$KILN" rollback ns1:users 2
+expect_rc "rollback to current" 64 "$KILN" rollback ns1:users 2
+expect_rc "rollback unknown" 66 "$KILN" rollback ns1:users 9
+expect_grep "rollback unknown message" "$T/err" 'version 9 is not kept'
+expect_rc "rollback bad version" 64 "$KILN" rollback ns1:users x
+
+# ---------------------------------------------------------------- the lock
+J3=$T/job3
+mkdir -p "$J3/info"
+printf 'carol\tinfo:name\t100\tPut\tCarol\n' | mkhfile "$J3/info/a" info
+touch "$J3/_SUCCESS"
+flock "$D/ns1/users/LOCK" sleep 2 &
+lockpid=$!
+sleep 0.3
+expect_rc "load while locked" 75 "$KILN" load ns1:users "$J3"
+expect_grep "lock message" "$T/err" 'locked by another load'
+expect_rc "rollback while locked" 75 "$KILN" rollback ns1:users
+expect_rc "load --wait" 0 "$KILN" load ns1:users "$J3" --wait=10
+expect_grep "waited and loaded" "$T/out" 'as version 3'
+wait "$lockpid"
+
+# ---------------------------------------------------------------- kill -9 during large loads
+# Table big: 4 regions; jobs A and B hold the same 1.2M rows with values
+# "A-i" / "B-i"; every file straddles every region, so a load rewrites them
+# (seconds of work to interrupt). A kill at any moment must leave one of the
+# two views whole: the same row count, and every row from the same job.
+N=1200000
+expect_rc "create big" 0 "$KILN" create big --family cf --split r0300000 --split r0600000 --split r0900000
+for j in A B; do
+    mkdir -p "$T/job$j/cf"
+    for k in 0 1 2 3; do
+        awk -v k=$k -v n=$N -v j=$j 'BEGIN { for (i = k; i < n; i += 4) printf "r%07d\tcf:q\t1000\tPut\t%s-%d-padding-padding\n", i, j, i }' |
+            mkhfile "$T/job$j/cf/part-$k" cf
+    done
+    touch "$T/job$j/_SUCCESS"
+done
+start=$(date +%s%N)
+expect_rc "big load A" 0 "$KILN" load big "$T/jobA"
+load_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "a full load of the big job takes ${load_ms} ms"
+which_view() {
+    local a b
+    a=$("$KILN" get big r0000001 | grep -o 'value=[AB]' | cut -c7)
+    b=$("$KILN" get big r1199998 | grep -o 'value=[AB]' | cut -c7)
+    c=$("$KILN" get big r0713457 | grep -o 'value=[AB]' | cut -c7)
+    if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ]; then echo "$a"; else echo "mixed:$a$b$c"; fi
+}
+cur=A
+kills=0
+for i in $(seq 1 "$KILL_ITERS"); do
+    next=B
+    [ "$cur" = B ] && next=A
+    delay=$(( RANDOM % (load_ms + 20) ))
+    "$KILN" load big "$T/job$next" >/dev/null 2>&1 &
+    pid=$!
+    sleep "$(printf '0.%03d' "$delay")" 2>/dev/null || sleep 0
+    kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
+    wait "$pid" 2>/dev/null
+    v=$(which_view)
+    if [ "$v" = "$cur" ] || [ "$v" = "$next" ]; then ok; else bad "kill at ${delay} ms: view is '$v', want $cur or $next"; fi
+    run "$KILN" count big
+    expect_eq "kill at ${delay} ms: count" "$(cat "$T/out")" "$N row(s)"
+    cur=$v
+done
+echo "killed $kills of $KILL_ITERS loads (delays 0..$((load_ms + 20)) ms)"
+# The next successful load removes what the killed ones left behind.
+next=B
+[ "$cur" = B ] && next=A
+expect_rc "load after kills" 0 "$KILN" load big "$T/job$next"
+expect_eq "view after kills" "$(which_view)" "$next"
+run "$KILN" views big
+listed=$(awk -F'\t' 'NR > 1 && $6 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }' "$T/out")
+present=$(ls "$D/default/big/files" | wc -l | tr -d ' ')
+expect_eq "no orphaned files after kills" "$present" "$listed"
+expect_eq "no temporary manifests" "$(ls "$D/default/big/manifests" | grep -c '\.' )" "0"
+if [ -e "$D/default/big/CURRENT.tmp" ]; then bad "CURRENT.tmp left behind"; else ok; fi
+expect_eq "kept versions" "$(ls "$D/default/big/manifests" | wc -l | tr -d ' ')" "2"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
