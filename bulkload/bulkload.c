@@ -79,7 +79,11 @@ bulkload_add_file(bulkload_result *r, size_t *cap, const char *path, const char 
     bulkload_file *f = &r->files[r->file_count++];
     memset(f, 0, sizeof *f);
     snprintf(f->path, sizeof f->path, "%s", path);
-    snprintf(f->family, sizeof f->family, "%s", family);
+    size_t fl = strlen(family);   /* a schema family: shorter than the field */
+    if (fl >= sizeof f->family)
+        fl = sizeof f->family - 1;
+    memcpy(f->family, family, fl);
+    f->family[fl] = '\0';
     f->size = size;
 }
 

@@ -269,11 +269,13 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
     kiln_status rc = KILN_OK;
     while (store_merge_valid(m)) {
         c = store_merge_cell(m);
-        if (c->row_len != row_len || memcmp(c->row, buf->bytes.data, row_len) != 0)
+        if (c->row_len != row_len ||
+            (row_len > 0 && memcmp(c->row, buf->bytes.data, row_len) != 0))
             break;
         /* family change */
         if (st.family == SIZE_MAX || c->family_len != strlen(s->families[st.family].name) ||
-            memcmp(c->family, s->families[st.family].name, c->family_len) != 0) {
+            (c->family_len > 0 &&
+             memcmp(c->family, s->families[st.family].name, c->family_len) != 0)) {
             const schema_family *f = schema_find_family(s, c->family, c->family_len);
             if (f == NULL) {
                 rc = status_set(err, KILN_CORRUPTION,
@@ -291,7 +293,7 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
             st.have_qual = 0;
         }
         if (!st.have_qual || c->qualifier_len != st.qual.len ||
-            memcmp(c->qualifier, st.qual.data, st.qual.len) != 0)
+            (st.qual.len > 0 && memcmp(c->qualifier, st.qual.data, st.qual.len) != 0))
             store_row_new_column(&st, sel, c);
         /* an equal key from an older load (or repeated in one file) */
         int dup = st.have_prev && st.prev_ts == c->ts && st.prev_type == c->type;

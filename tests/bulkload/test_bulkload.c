@@ -84,7 +84,7 @@ write_hfile(const char *path, const char *fam, int lo, int hi, int step, int nq,
     must(hfile_writer_open(path, &o, &w, &err), &err);
     for (int i = lo; i < hi; i += step) {
         for (int q = 0; q < nq; q++) {
-            char row[16], qual[8], val[64];
+            char row[16], qual[16], val[64];
             snprintf(row, sizeof row, "row%05d", i);
             snprintf(qual, sizeof qual, "q%d", q);
             int vn = snprintf(val, sizeof val, "v%lld-%d-%d", (long long)ts, i, q);

@@ -811,7 +811,7 @@ open_races_publish(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         for (int i = 1; i <= 40; i++) {
-            char tag[8];
+            char tag[16];
             snprintf(tag, sizeof tag, "t%d", i);
             publish_rows("race", 0, 200, tag, 1);
         }
