@@ -3,7 +3,7 @@
  * (shared/bench/peers/rocksdb_bench/rbench.c), uses the same rows (dataset.h)
  * and prints the same key=value fields, so that one script can run both in
  * turn and compare medians. Row i of the dataset is one HBase cell: row = the
- * 16-byte dataset key, family "f", qualifier "v", timestamp BENCH_TS, Put,
+ * 16-byte dataset key, family "f", qualifier "v", timestamp KILN_BENCH_TS, Put,
  * value = the 100-byte dataset value. Gets go through the row bloom and one
  * iterator seek on one reader and one block cache shared by all threads.
  */
@@ -24,12 +24,12 @@
 #include "storage/hfile_writer.h"
 #include "storage/status.h"
 
-#define BENCH_FAMILY "f"
-#define BENCH_QUALIFIER "v"
-#define BENCH_TS 1700000000000LL   /* TS0 in milliseconds */
-#define BENCH_WARMUP_GETS 100000
+#define KILN_BENCH_FAMILY "f"
+#define KILN_BENCH_QUALIFIER "v"
+#define KILN_BENCH_TS 1700000000000LL   /* TS0 in milliseconds */
+#define KILN_BENCH_WARMUP_GETS 100000
 
-static const char bench_usage_text[] =
+static const char kiln_bench_usage_text[] =
     "Usage: kiln-bench gen   N\n"
     "       kiln-bench write FILE N [--block-size B] [--compression C] [--bloom B]\n"
     "                        [--uid-offset X] [--data-version V]\n"
@@ -77,7 +77,7 @@ static const char bench_usage_text[] =
     "\n"
     "Every read result line also carries max_rss_mb= (peak resident set).\n";
 
-typedef struct bench_opts {
+typedef struct kiln_bench_opts {
     size_t block;
     kiln_codec codec;
     kiln_bloom_type bloom;
@@ -85,9 +85,9 @@ typedef struct bench_opts {
     int threads, warm, missing, len;
     uint64_t ops;
     size_t cache_mb;
-} bench_opts;
+} kiln_bench_opts;
 
-static bench_opts bench_o = {
+static kiln_bench_opts kiln_bench_o = {
     .block = 4096,
     .codec = CODEC_SNAPPY,
     .bloom = BLOOM_ROW,
@@ -98,7 +98,7 @@ static bench_opts bench_o = {
 };
 
 static double
-bench_max_rss_mb(void)
+kiln_bench_max_rss_mb(void)
 {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
@@ -107,7 +107,7 @@ bench_max_rss_mb(void)
 }
 
 static int
-bench_fail(const kiln_err *err)
+kiln_bench_fail(const kiln_err *err)
 {
     fprintf(stderr, "kiln-bench: %s\n", err->msg[0] ? err->msg : status_name(err->code));
     return status_exit_code(err->code);
@@ -116,7 +116,7 @@ bench_fail(const kiln_err *err)
 /* ------------------------------------------------------------------ values */
 
 static char *
-bench_put_dec(char *p, uint64_t v)
+kiln_bench_put_dec(char *p, uint64_t v)
 {
     char tmp[20];
     int n = 0;
@@ -130,22 +130,22 @@ bench_put_dec(char *p, uint64_t v)
 }
 
 /* dataset.h's make_value_v without snprintf, so that checking every Get's
- * value costs tens of nanoseconds, not a formatted print. bench_value_selftest
+ * value costs tens of nanoseconds, not a formatted print. kiln_bench_value_selftest
  * holds it to make_value_v. */
 static void
-bench_value(uint64_t i, uint64_t version, char out[VAL_LEN])
+kiln_bench_value(uint64_t i, uint64_t version, char out[VAL_LEN])
 {
     static const char hex[] = "0123456789abcdef";
     uint64_t a = mix1(i ^ VALUE_SEED ^ (version << 48)), b = mix1(a);
     char buf[192], *p = buf;
     memcpy(p, "{\"uid\":", 7);
-    p = bench_put_dec(p + 7, UID_BASE + 2 * (i / ROWS_PER_USER));
+    p = kiln_bench_put_dec(p + 7, UID_BASE + 2 * (i / ROWS_PER_USER));
     memcpy(p, ",\"ts\":", 6);
-    p = bench_put_dec(p + 6, TS0 - 60 * (i % ROWS_PER_USER));
+    p = kiln_bench_put_dec(p + 6, TS0 - 60 * (i % ROWS_PER_USER));
     memcpy(p, ",\"clicks\":", 10);
-    p = bench_put_dec(p + 10, (unsigned)(a % 1000));
+    p = kiln_bench_put_dec(p + 10, (unsigned)(a % 1000));
     memcpy(p, ",\"v\":", 5);
-    p = bench_put_dec(p + 5, version);
+    p = kiln_bench_put_dec(p + 5, version);
     memcpy(p, ",\"tag\":\"", 8);
     p += 8;
     for (int k = 0; k < 16; k++) {
@@ -163,7 +163,7 @@ bench_value(uint64_t i, uint64_t version, char out[VAL_LEN])
 }
 
 static int
-bench_value_selftest(void)
+kiln_bench_value_selftest(void)
 {
     uint64_t s = 7;
     for (int j = 0; j < 10000; j++) {
@@ -171,7 +171,7 @@ bench_value_selftest(void)
         uint64_t v = (uint64_t)(j % 3);
         char a[VAL_LEN], b[VAL_LEN];
         make_value_v(i, v, a);
-        bench_value(i, v, b);
+        kiln_bench_value(i, v, b);
         if (memcmp(a, b, VAL_LEN) != 0) {
             fprintf(stderr, "kiln-bench: internal: value generator differs from dataset.h at %llu\n",
                     (unsigned long long)i);
@@ -182,16 +182,16 @@ bench_value_selftest(void)
 }
 
 static void
-bench_cell(kiln_cell *c, const uint8_t *key, const char *value)
+kiln_bench_cell(kiln_cell *c, const uint8_t *key, const char *value)
 {
     memset(c, 0, sizeof *c);
     c->row = key;
     c->row_len = KEY_LEN;
-    c->family = (const uint8_t *)BENCH_FAMILY;
+    c->family = (const uint8_t *)KILN_BENCH_FAMILY;
     c->family_len = 1;
-    c->qualifier = (const uint8_t *)BENCH_QUALIFIER;
+    c->qualifier = (const uint8_t *)KILN_BENCH_QUALIFIER;
     c->qualifier_len = 1;
-    c->ts = BENCH_TS;
+    c->ts = KILN_BENCH_TS;
     c->type = CELL_TYPE_PUT;
     c->value = (const uint8_t *)value;
     c->value_len = VAL_LEN;
@@ -200,15 +200,15 @@ bench_cell(kiln_cell *c, const uint8_t *key, const char *value)
 /* ------------------------------------------------------------------ gen, write */
 
 static int
-bench_gen(uint64_t n)
+kiln_bench_gen(uint64_t n)
 {
     uint8_t k[KEY_LEN];
     char v[VAL_LEN];
     uint64_t sink = 0;
     double t0 = now_s();
     for (uint64_t i = 0; i < n; i++) {
-        make_key_off(i, 0, bench_o.uid_offset, k);
-        make_value_v(i, bench_o.data_version, v);
+        make_key_off(i, 0, kiln_bench_o.uid_offset, k);
+        make_value_v(i, kiln_bench_o.data_version, v);
         sink += k[15] + (uint8_t)v[50];
     }
     double dt = now_s() - t0;
@@ -218,13 +218,13 @@ bench_gen(uint64_t n)
 }
 
 static int
-bench_write(const char *path, uint64_t n)
+kiln_bench_write(const char *path, uint64_t n)
 {
     hfile_writer_options o;
     hfile_writer_options_init(&o);
-    o.codec = bench_o.codec;
-    o.block_size = bench_o.block;
-    o.bloom = bench_o.bloom;
+    o.codec = kiln_bench_o.codec;
+    o.block_size = kiln_bench_o.block;
+    o.bloom = kiln_bench_o.bloom;
     kiln_err err;
     status_clear(&err);
     hfile_writer *w = NULL;
@@ -235,34 +235,34 @@ bench_write(const char *path, uint64_t n)
     /* Generation is timed, as in rbench write. */
     double t0 = now_s();
     if (hfile_writer_open(path, &o, &w, &err) != KILN_OK)
-        return bench_fail(&err);
+        return kiln_bench_fail(&err);
     for (uint64_t i = 0; i < n; i++) {
-        make_key_off(i, 0, bench_o.uid_offset, k);
-        make_value_v(i, bench_o.data_version, v);
-        bench_cell(&c, k, v);
+        make_key_off(i, 0, kiln_bench_o.uid_offset, k);
+        make_value_v(i, kiln_bench_o.data_version, v);
+        kiln_bench_cell(&c, k, v);
         if (hfile_writer_add(w, &c, &err) != KILN_OK) {
             hfile_writer_abandon(w);
-            return bench_fail(&err);
+            return kiln_bench_fail(&err);
         }
     }
     if (hfile_writer_finish(w, &st, &err) != KILN_OK)
-        return bench_fail(&err);
+        return kiln_bench_fail(&err);
     double dt = now_s() - t0;
     double raw = (double)n * (KEY_LEN + VAL_LEN);
     double fsz = (double)st.file_size;
     printf("write n=%llu block=%zu bloom=%s comp=%s secs=%.3f keys_per_s=%.0f raw_MB=%.1f "
            "raw_MBps=%.1f file_MB=%.1f file_MBps=%.1f ratio=%.3f data_blocks=%llu "
            "index_levels=%u max_rss_mb=%.1f\n",
-           (unsigned long long)n, bench_o.block, bloom_type_name(bench_o.bloom),
-           compress_codec_name(bench_o.codec), dt, n / dt, raw / 1e6, raw / 1e6 / dt, fsz / 1e6,
+           (unsigned long long)n, kiln_bench_o.block, bloom_type_name(kiln_bench_o.bloom),
+           compress_codec_name(kiln_bench_o.codec), dt, n / dt, raw / 1e6, raw / 1e6 / dt, fsz / 1e6,
            fsz / 1e6 / dt, fsz / raw, (unsigned long long)st.data_blocks, st.index_levels,
-           bench_max_rss_mb());
+           kiln_bench_max_rss_mb());
     return 0;
 }
 
 /* ------------------------------------------------------------------ reads */
 
-typedef struct bench_thread {
+typedef struct kiln_bench_thread {
     hfile_reader *r;
     uint64_t n;
     int tid;
@@ -271,13 +271,13 @@ typedef struct bench_thread {
     uint64_t found, notfound, bad, rows, errors;
     kiln_err err;                 /* first read error of this thread */
     pthread_t th;
-} bench_thread;
+} kiln_bench_thread;
 
-static pthread_barrier_t bench_bar;
+static pthread_barrier_t kiln_bench_bar;
 
 /* One Get: 1 found (*out set), 0 absent, -1 on a read error. */
 static int
-bench_get_one(hfile_reader *r, hfile_iter *it, const uint8_t *key, const kiln_cell **out,
+kiln_bench_get_one(hfile_reader *r, hfile_iter *it, const uint8_t *key, const kiln_cell **out,
               kiln_err *err)
 {
     if (!hfile_reader_may_contain_row(r, key, KEY_LEN, err))
@@ -298,33 +298,33 @@ bench_get_one(hfile_reader *r, hfile_iter *it, const uint8_t *key, const kiln_ce
 }
 
 static int
-bench_cell_ok(const kiln_cell *c, uint64_t i)
+kiln_bench_cell_ok(const kiln_cell *c, uint64_t i)
 {
     char ev[VAL_LEN];
     if (c->family_len != 1 || c->family[0] != 'f' || c->qualifier_len != 1 ||
         c->qualifier[0] != 'v' || c->value_len != VAL_LEN || c->type != CELL_TYPE_PUT)
         return 0;
-    bench_value(i, bench_o.data_version, ev);
+    kiln_bench_value(i, kiln_bench_o.data_version, ev);
     return memcmp(ev, c->value, VAL_LEN) == 0;
 }
 
 static void *
-bench_get_thread(void *arg)
+kiln_bench_get_thread(void *arg)
 {
-    bench_thread *a = arg;
+    kiln_bench_thread *a = arg;
     hfile_iter *it = hfile_iter_new(a->r);
-    uint64_t s = RUN_SEED + 1000 * (uint64_t)a->tid + (bench_o.missing ? 7 : 0);
+    uint64_t s = RUN_SEED + 1000 * (uint64_t)a->tid + (kiln_bench_o.missing ? 7 : 0);
     uint8_t k[KEY_LEN];
     status_clear(&a->err);
-    pthread_barrier_wait(&bench_bar);
-    for (uint64_t j = 0; j < bench_o.ops; j++) {
+    pthread_barrier_wait(&kiln_bench_bar);
+    for (uint64_t j = 0; j < kiln_bench_o.ops; j++) {
         uint64_t i = splitmix64(&s) % a->n;
-        make_key(i, bench_o.missing, k);
+        make_key(i, kiln_bench_o.missing, k);
         const kiln_cell *c = NULL;
         kiln_err err;
         status_clear(&err);
         uint64_t t0 = now_ns();
-        int rc = bench_get_one(a->r, it, k, &c, &err);
+        int rc = kiln_bench_get_one(a->r, it, k, &c, &err);
         uint64_t t1 = now_ns();
         a->lat[j] = (uint32_t)(t1 - t0);
         if (rc < 0) {
@@ -333,11 +333,11 @@ bench_get_thread(void *arg)
             a->bad++;
         } else if (rc == 1) {
             a->found++;
-            if (bench_o.missing || !bench_cell_ok(c, i))
+            if (kiln_bench_o.missing || !kiln_bench_cell_ok(c, i))
                 a->bad++;
         } else {
             a->notfound++;
-            if (!bench_o.missing)
+            if (!kiln_bench_o.missing)
                 a->bad++;
         }
     }
@@ -346,16 +346,16 @@ bench_get_thread(void *arg)
 }
 
 static void *
-bench_scan_thread(void *arg)
+kiln_bench_scan_thread(void *arg)
 {
-    bench_thread *a = arg;
+    kiln_bench_thread *a = arg;
     uint64_t s = RUN_SEED + 1000 * (uint64_t)a->tid + 13;
     uint8_t k[KEY_LEN], want[KEY_LEN];
     uint64_t sink = 0;
-    int len = bench_o.len;
+    int len = kiln_bench_o.len;
     status_clear(&a->err);
-    pthread_barrier_wait(&bench_bar);
-    for (uint64_t j = 0; j < bench_o.ops; j++) {
+    pthread_barrier_wait(&kiln_bench_bar);
+    for (uint64_t j = 0; j < kiln_bench_o.ops; j++) {
         uint64_t i = splitmix64(&s) % (a->n - (uint64_t)len);
         make_key(i, 0, k);
         kiln_err err;
@@ -389,25 +389,25 @@ bench_scan_thread(void *arg)
 }
 
 static int
-bench_reads(const char *path, uint64_t n, int scan)
+kiln_bench_reads(const char *path, uint64_t n, int scan)
 {
-    if (scan && n <= (uint64_t)bench_o.len) {
+    if (scan && n <= (uint64_t)kiln_bench_o.len) {
         fprintf(stderr, "kiln-bench: scan: N must exceed --len\n");
         return EX_USAGE;
     }
-    if (bench_value_selftest() != 0)
+    if (kiln_bench_value_selftest() != 0)
         return EX_SOFTWARE;
     kiln_err err;
     status_clear(&err);
-    block_cache *cache = block_cache_new(bench_o.cache_mb << 20);
+    block_cache *cache = block_cache_new(kiln_bench_o.cache_mb << 20);
     hfile_reader *r = NULL;
     if (hfile_reader_open(path, cache, &r, &err) != KILN_OK) {
         block_cache_free(cache);
-        return bench_fail(&err);
+        return kiln_bench_fail(&err);
     }
     block_cache_stats cs;
     double tw = now_s();
-    if (bench_o.warm) {
+    if (kiln_bench_o.warm) {
         hfile_iter *it = hfile_iter_new(r);
         uint64_t c = 0;
         for (hfile_iter_seek_first(it, &err); err.code == KILN_OK && hfile_iter_valid(it);
@@ -423,10 +423,10 @@ bench_reads(const char *path, uint64_t n, int scan)
         hfile_iter *it = hfile_iter_new(r);
         uint64_t s = 999;
         uint8_t k[KEY_LEN];
-        for (int j = 0; j < BENCH_WARMUP_GETS && err.code == KILN_OK; j++) {
+        for (int j = 0; j < KILN_BENCH_WARMUP_GETS && err.code == KILN_OK; j++) {
             const kiln_cell *c;
             make_key(splitmix64(&s) % n, 0, k);
-            bench_get_one(r, it, k, &c, &err);
+            kiln_bench_get_one(r, it, k, &c, &err);
         }
         hfile_iter_free(it);
         if (err.code != KILN_OK)
@@ -437,29 +437,32 @@ bench_reads(const char *path, uint64_t n, int scan)
     }
     fflush(stdout);
 
-    int nt = bench_o.threads;
-    bench_thread *a = calloc((size_t)nt, sizeof *a);
-    size_t tot = (size_t)nt * bench_o.ops;
+    int nt = kiln_bench_o.threads;
+    kiln_bench_thread *a = calloc((size_t)nt, sizeof *a);
+    size_t tot = (size_t)nt * kiln_bench_o.ops;
     uint32_t *all = malloc(tot * sizeof(uint32_t));
     if (a == NULL || all == NULL) {
         fprintf(stderr, "kiln-bench: out of memory for %zu latency samples\n", tot);
         return EX_OSERR;
     }
-    pthread_barrier_init(&bench_bar, NULL, (unsigned)nt + 1);
+    /* Hit rate of the measured phase only, not of the warm-up. */
+    block_cache_stats before;
+    block_cache_get_stats(cache, &before);
+    pthread_barrier_init(&kiln_bench_bar, NULL, (unsigned)nt + 1);
     for (int t = 0; t < nt; t++) {
         a[t].r = r;
         a[t].n = n;
         a[t].tid = t;
         a[t].scan = scan;
-        a[t].lat = all + (size_t)t * bench_o.ops;
-        pthread_create(&a[t].th, NULL, scan ? bench_scan_thread : bench_get_thread, &a[t]);
+        a[t].lat = all + (size_t)t * kiln_bench_o.ops;
+        pthread_create(&a[t].th, NULL, scan ? kiln_bench_scan_thread : kiln_bench_get_thread, &a[t]);
     }
-    pthread_barrier_wait(&bench_bar);
+    pthread_barrier_wait(&kiln_bench_bar);
     double t0 = now_s();
     for (int t = 0; t < nt; t++)
         pthread_join(a[t].th, NULL);
     double dt = now_s() - t0;
-    pthread_barrier_destroy(&bench_bar);
+    pthread_barrier_destroy(&kiln_bench_bar);
 
     uint64_t found = 0, nf = 0, bad = 0, rows = 0, errors = 0;
     for (int t = 0; t < nt; t++) {
@@ -477,17 +480,17 @@ bench_reads(const char *path, uint64_t n, int scan)
         mean += all[i];
     mean /= (double)tot;
     block_cache_get_stats(cache, &cs);
-    double hit = cs.hits + cs.misses ? 100.0 * (double)cs.hits / (double)(cs.hits + cs.misses)
-                                     : 0.0;
+    uint64_t hits = cs.hits - before.hits, lookups = hits + (cs.misses - before.misses);
+    double hit = lookups ? 100.0 * (double)hits / (double)lookups : 0.0;
     printf("%s threads=%d ops=%zu missing=%d cache_mb=%zu direct=0 warm=%d secs=%.3f "
            "ops_per_s=%.0f mean_us=%.2f p50_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.1f "
            "found=%llu notfound=%llu bad=%llu rows=%llu cache_usage_MB=%.1f cache_hit_pct=%.1f "
            "errors=%llu max_rss_mb=%.1f\n",
-           scan ? "scan" : "get", nt, tot, bench_o.missing, bench_o.cache_mb, bench_o.warm, dt,
+           scan ? "scan" : "get", nt, tot, kiln_bench_o.missing, kiln_bench_o.cache_mb, kiln_bench_o.warm, dt,
            tot / dt, mean / 1000, pct_us(all, tot, 0.50), pct_us(all, tot, 0.99),
            pct_us(all, tot, 0.999), all[tot - 1] / 1000.0, (unsigned long long)found,
            (unsigned long long)nf, (unsigned long long)bad, (unsigned long long)rows,
-           cs.bytes_used / 1e6, hit, (unsigned long long)errors, bench_max_rss_mb());
+           cs.bytes_used / 1e6, hit, (unsigned long long)errors, kiln_bench_max_rss_mb());
     free(all);
     free(a);
     hfile_reader_close(r);
@@ -502,13 +505,13 @@ bench_reads(const char *path, uint64_t n, int scan)
 fail:
     hfile_reader_close(r);
     block_cache_free(cache);
-    return bench_fail(&err);
+    return kiln_bench_fail(&err);
 }
 
 /* ------------------------------------------------------------------ main */
 
 static int
-bench_usage_error(const char *fmt, const char *arg)
+kiln_bench_usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "kiln-bench: ");
     fprintf(stderr, fmt, arg);
@@ -518,7 +521,7 @@ bench_usage_error(const char *fmt, const char *arg)
 
 /* Strict decimal; -1 on anything else. */
 static int
-bench_parse_u64(const char *s, uint64_t *out)
+kiln_bench_parse_u64(const char *s, uint64_t *out)
 {
     if (s == NULL || *s < '0' || *s > '9')
         return -1;
@@ -541,7 +544,7 @@ main(int argc, char **argv)
         const char *x = argv[i];
         uint64_t v;
         if (!strcmp(x, "-h") || !strcmp(x, "--help")) {
-            fputs(bench_usage_text, stdout);
+            fputs(kiln_bench_usage_text, stdout);
             return 0;
         }
         if (!strcmp(x, "-V") || !strcmp(x, "--version")) {
@@ -549,47 +552,47 @@ main(int argc, char **argv)
             return 0;
         }
         if (!strcmp(x, "--warm")) {
-            bench_o.warm = 1;
+            kiln_bench_o.warm = 1;
             continue;
         }
         if (!strcmp(x, "--missing")) {
-            bench_o.missing = 1;
+            kiln_bench_o.missing = 1;
             continue;
         }
         if (!strcmp(x, "--readonly"))
             continue;
         if (x[0] == '-' && x[1] == '-') {
             if (i + 1 >= argc)
-                return bench_usage_error("option '%s' needs an argument", x);
+                return kiln_bench_usage_error("option '%s' needs an argument", x);
             const char *val = argv[++i];
             if (!strcmp(x, "--compression")) {
-                if (compress_codec_parse(val, &bench_o.codec) != 0 ||
-                    !compress_codec_writable(bench_o.codec))
-                    return bench_usage_error("--compression '%s': snappy|none|gz|lz4|zstd", val);
+                if (compress_codec_parse(val, &kiln_bench_o.codec) != 0 ||
+                    !compress_codec_writable(kiln_bench_o.codec))
+                    return kiln_bench_usage_error("--compression '%s': snappy|none|gz|lz4|zstd", val);
             } else if (!strcmp(x, "--bloom")) {
-                if (bloom_type_parse(val, &bench_o.bloom) != 0) {
-                    if (bench_parse_u64(val, &v) != 0)
-                        return bench_usage_error("--bloom '%s': none|row|rowcol or bits", val);
-                    bench_o.bloom = v == 0 ? BLOOM_NONE : BLOOM_ROW;
+                if (bloom_type_parse(val, &kiln_bench_o.bloom) != 0) {
+                    if (kiln_bench_parse_u64(val, &v) != 0)
+                        return kiln_bench_usage_error("--bloom '%s': none|row|rowcol or bits", val);
+                    kiln_bench_o.bloom = v == 0 ? BLOOM_NONE : BLOOM_ROW;
                 }
-            } else if (bench_parse_u64(val, &v) != 0) {
-                return bench_usage_error("'%s' is not a number", val);
+            } else if (kiln_bench_parse_u64(val, &v) != 0) {
+                return kiln_bench_usage_error("'%s' is not a number", val);
             } else if (!strcmp(x, "--block-size") && v > 0) {
-                bench_o.block = (size_t)v;
+                kiln_bench_o.block = (size_t)v;
             } else if (!strcmp(x, "--uid-offset")) {
-                bench_o.uid_offset = v;
+                kiln_bench_o.uid_offset = v;
             } else if (!strcmp(x, "--data-version")) {
-                bench_o.data_version = v;
+                kiln_bench_o.data_version = v;
             } else if (!strcmp(x, "--threads") && v > 0 && v <= 1024) {
-                bench_o.threads = (int)v;
+                kiln_bench_o.threads = (int)v;
             } else if (!strcmp(x, "--ops") && v > 0) {
-                bench_o.ops = v;
+                kiln_bench_o.ops = v;
             } else if (!strcmp(x, "--cache-mb")) {
-                bench_o.cache_mb = (size_t)v;
+                kiln_bench_o.cache_mb = (size_t)v;
             } else if (!strcmp(x, "--len") && v > 0 && v < 1000000) {
-                bench_o.len = (int)v;
+                kiln_bench_o.len = (int)v;
             } else {
-                return bench_usage_error("unknown option or bad value: %s", x);
+                return kiln_bench_usage_error("unknown option or bad value: %s", x);
             }
             continue;
         }
@@ -598,22 +601,22 @@ main(int argc, char **argv)
         else if (npos < 2)
             pos[npos++] = x;
         else
-            return bench_usage_error("unexpected argument '%s'", x);
+            return kiln_bench_usage_error("unexpected argument '%s'", x);
     }
     if (cmd == NULL)
-        return bench_usage_error("%s", "expected a command: gen, write, get or scan");
+        return kiln_bench_usage_error("%s", "expected a command: gen, write, get or scan");
 
     uint64_t n;
     if (!strcmp(cmd, "gen")) {
-        if (npos != 1 || bench_parse_u64(pos[0], &n) != 0)
-            return bench_usage_error("%s", "gen: expected N");
-        return bench_gen(n);
+        if (npos != 1 || kiln_bench_parse_u64(pos[0], &n) != 0)
+            return kiln_bench_usage_error("%s", "gen: expected N");
+        return kiln_bench_gen(n);
     }
     if (strcmp(cmd, "write") && strcmp(cmd, "get") && strcmp(cmd, "scan"))
-        return bench_usage_error("unknown command '%s'", cmd);
-    if (npos != 2 || bench_parse_u64(pos[1], &n) != 0 || n == 0)
-        return bench_usage_error("%s: expected FILE N", cmd);
+        return kiln_bench_usage_error("unknown command '%s'", cmd);
+    if (npos != 2 || kiln_bench_parse_u64(pos[1], &n) != 0 || n == 0)
+        return kiln_bench_usage_error("%s: expected FILE N", cmd);
     if (!strcmp(cmd, "write"))
-        return bench_write(pos[0], n);
-    return bench_reads(pos[0], n, !strcmp(cmd, "scan"));
+        return kiln_bench_write(pos[0], n);
+    return kiln_bench_reads(pos[0], n, !strcmp(cmd, "scan"));
 }

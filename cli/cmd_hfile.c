@@ -316,12 +316,12 @@ done:
 /* ------------------------------------------------------------------ meta */
 
 typedef enum cmd_hfile_fi_kind {
-    FI_BYTES = 0,
-    FI_INT,
-    FI_LONG,
-    FI_BOOL,
-    FI_KEY,
-    FI_TIMERANGE
+    CMD_HFILE_FI_BYTES = 0,
+    CMD_HFILE_FI_INT,
+    CMD_HFILE_FI_LONG,
+    CMD_HFILE_FI_BOOL,
+    CMD_HFILE_FI_KEY,
+    CMD_HFILE_FI_TIMERANGE
 } cmd_hfile_fi_kind;
 
 /* FileInfo keys whose value type is known (hfile-v3.md §3.1). */
@@ -329,27 +329,27 @@ static const struct {
     const char *key;
     cmd_hfile_fi_kind kind;
 } cmd_hfile_fi_kinds[] = {
-    {HFILE_FI_LASTKEY, FI_KEY},
-    {HFILE_FI_AVG_KEY_LEN, FI_INT},
-    {HFILE_FI_AVG_VALUE_LEN, FI_INT},
-    {HFILE_FI_CREATE_TIME, FI_LONG},
-    {HFILE_FI_MAX_TAGS_LEN, FI_INT},
-    {HFILE_FI_TAGS_COMPRESSED, FI_BOOL},
-    {HFILE_FI_KEY_OF_BIGGEST_CELL, FI_KEY},
-    {HFILE_FI_LEN_OF_BIGGEST_CELL, FI_LONG},
-    {HFILE_FI_KEY_VALUE_VERSION, FI_INT},
-    {HFILE_FI_MAX_MEMSTORE_TS, FI_LONG},
-    {"BLOOM_FILTER_PARAM", FI_INT},
-    {HFILE_FI_DELETE_FAMILY_COUNT, FI_LONG},
-    {HFILE_FI_TIMERANGE, FI_TIMERANGE},
-    {HFILE_FI_EARLIEST_PUT_TS, FI_LONG},
-    {HFILE_FI_MAX_SEQ_ID, FI_LONG},
-    {HFILE_FI_MAJOR_COMPACTION, FI_BOOL},
-    {HFILE_FI_EXCLUDE_FROM_MINOR, FI_BOOL},
-    {HFILE_FI_BULKLOAD_TIMESTAMP, FI_LONG},
-    {"HISTORICAL", FI_BOOL},
-    {"SKIP_RESET_SEQ_ID", FI_BOOL},
-    {"MOB_CELLS_COUNT", FI_LONG},
+    {HFILE_FI_LASTKEY, CMD_HFILE_FI_KEY},
+    {HFILE_FI_AVG_KEY_LEN, CMD_HFILE_FI_INT},
+    {HFILE_FI_AVG_VALUE_LEN, CMD_HFILE_FI_INT},
+    {HFILE_FI_CREATE_TIME, CMD_HFILE_FI_LONG},
+    {HFILE_FI_MAX_TAGS_LEN, CMD_HFILE_FI_INT},
+    {HFILE_FI_TAGS_COMPRESSED, CMD_HFILE_FI_BOOL},
+    {HFILE_FI_KEY_OF_BIGGEST_CELL, CMD_HFILE_FI_KEY},
+    {HFILE_FI_LEN_OF_BIGGEST_CELL, CMD_HFILE_FI_LONG},
+    {HFILE_FI_KEY_VALUE_VERSION, CMD_HFILE_FI_INT},
+    {HFILE_FI_MAX_MEMSTORE_TS, CMD_HFILE_FI_LONG},
+    {"BLOOM_FILTER_PARAM", CMD_HFILE_FI_INT},
+    {HFILE_FI_DELETE_FAMILY_COUNT, CMD_HFILE_FI_LONG},
+    {HFILE_FI_TIMERANGE, CMD_HFILE_FI_TIMERANGE},
+    {HFILE_FI_EARLIEST_PUT_TS, CMD_HFILE_FI_LONG},
+    {HFILE_FI_MAX_SEQ_ID, CMD_HFILE_FI_LONG},
+    {HFILE_FI_MAJOR_COMPACTION, CMD_HFILE_FI_BOOL},
+    {HFILE_FI_EXCLUDE_FROM_MINOR, CMD_HFILE_FI_BOOL},
+    {HFILE_FI_BULKLOAD_TIMESTAMP, CMD_HFILE_FI_LONG},
+    {"HISTORICAL", CMD_HFILE_FI_BOOL},
+    {"SKIP_RESET_SEQ_ID", CMD_HFILE_FI_BOOL},
+    {"MOB_CELLS_COUNT", CMD_HFILE_FI_LONG},
 };
 
 static cmd_hfile_fi_kind
@@ -359,7 +359,7 @@ cmd_hfile_fi_kind_of(kslice key)
         if (kslice_eq(key, kslice_str(cmd_hfile_fi_kinds[i].key)))
             return cmd_hfile_fi_kinds[i].kind;
     }
-    return FI_BYTES;
+    return CMD_HFILE_FI_BYTES;
 }
 
 /* TIMERANGE: 16 bytes (i64 min, i64 max), or "PBUF" + TimeRangeTracker
@@ -400,28 +400,28 @@ cmd_hfile_put_fileinfo_value(kbuf *b, kslice key, kslice v)
 {
     int64_t lo, hi;
     switch (cmd_hfile_fi_kind_of(key)) {
-    case FI_INT:
+    case CMD_HFILE_FI_INT:
         if (v.n == 4) {
             cmd_hfile_put_i64(b, (int32_t)coding_get_be32(v.p));
             return;
         }
         break;
-    case FI_LONG:
+    case CMD_HFILE_FI_LONG:
         if (v.n == 8) {
             cmd_hfile_put_i64(b, (int64_t)coding_get_be64(v.p));
             return;
         }
         break;
-    case FI_BOOL:
+    case CMD_HFILE_FI_BOOL:
         if (v.n == 1) {
             buf_append(b, v.p[0] ? "true" : "false", v.p[0] ? 4 : 5);
             return;
         }
         break;
-    case FI_KEY:
+    case CMD_HFILE_FI_KEY:
         cmd_hfile_put_key(b, v.p, v.n);
         return;
-    case FI_TIMERANGE:
+    case CMD_HFILE_FI_TIMERANGE:
         if (cmd_hfile_timerange(v, &lo, &hi) == 0) {
             buf_append(b, "min=", 4);
             cmd_hfile_put_i64(b, lo);
@@ -430,7 +430,7 @@ cmd_hfile_put_fileinfo_value(kbuf *b, kslice key, kslice v)
             return;
         }
         break;
-    case FI_BYTES:
+    case CMD_HFILE_FI_BYTES:
         break;
     }
     cell_to_string_binary(b, v.p, v.n);
