@@ -21,8 +21,10 @@ count_from_log() {
   p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
   f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
   if [ "$p" = 0 ] && [ "$f" = 0 ]; then
-    p=$(grep -E '^[a-z_ -]*:? ?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | sed -E 's/.* ?([0-9]+) passed, ([0-9]+) failed.*/\1/')
-    f=$(grep -E '^[a-z_ -]*:? ?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | sed -E 's/.* passed, ([0-9]+) failed.*/\1/')
+    local line
+    line=$(grep -E '^([A-Za-z_-]+:)? ?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    p=$(echo "$line" | sed -E 's/^[^0-9]*([0-9]+) passed, ([0-9]+) failed.*/\1/')
+    f=$(echo "$line" | sed -E 's/^[^0-9]*([0-9]+) passed, ([0-9]+) failed.*/\2/')
   fi
   echo "${p:-0} ${f:-0}"
 }
