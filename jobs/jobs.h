@@ -1,0 +1,27 @@
+/* jobs.h -- the jobs kiln-mr runs, and what they share.
+ *
+ * Each job file defines one mr_job_def; jobs_register_all (declared in
+ * mapreduce/mr_job.h, defined in jobs.c) registers them all. Argument
+ * helpers keep the jobs' command lines alike: `--input PATH...` takes every
+ * following argument up to the next option.
+ *
+ * Thread-safety: as mr_job.h.
+ */
+#ifndef KILN_JOBS_H
+#define KILN_JOBS_H
+
+#include "mapreduce/mr_job.h"
+#include "storage/status.h"
+
+extern const mr_job_def wordcount_job;
+
+/* Parse `--input PATH...`: at argv[*i] == "--input", add the paths that
+ * follow (up to the next "--" option) to the job's inputs and leave *i on
+ * the last one. KILN_INVALID if none follows. */
+kiln_status jobs_take_inputs(mr_job *job, int argc, char **argv, int *i, kiln_err *err);
+
+/* The value of an option taking one argument (`--opt VALUE`), advancing *i;
+ * KILN_INVALID naming the option when it is missing. */
+kiln_status jobs_take_value(int argc, char **argv, int *i, const char **out, kiln_err *err);
+
+#endif

@@ -1,0 +1,96 @@
+/* mr_input.h -- input files, byte-range splits and the line record reader.
+ *
+ * Listing: each input path is a file or a directory walked recursively; in a
+ * directory, names starting with '_' or '.' are skipped (Hadoop's hidden-file
+ * rule, so a job's own output with _SUCCESS can be read back), and files are
+ * taken in byte order of their paths. A name ending in ".gz" is gzip.
+ *
+ * Splits: the files, end to end, form one byte space that is cut into one
+ * contiguous range per rank; a rank's range becomes one split per file piece.
+ * A gzip file cannot be split: it goes whole to the rank whose range holds its
+ * middle byte.
+ *
+ * Records (Hadoop TextInputFormat): a line starts at offset 0 or after a '\n'.
+ * A split [start, end) owns the lines whose first byte p satisfies
+ * start < p <= end, plus the line at 0 when start is 0 -- so a line is read by
+ * exactly one split whatever the cut, and it is read whole even when it runs
+ * past `end`. The '\n' is not part of the record, nor one '\r' before it
+ * (CRLF files); a last line without '\n' is a record; an empty line is an
+ * empty record. Splits of a gzip file are always the whole file.
+ *
+ * Thread-safety: a reader is single-threaded; the file table is immutable.
+ */
+#ifndef KILN_MR_INPUT_H
+#define KILN_MR_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/buf.h"
+#include "storage/status.h"
+
+typedef struct mr_input_file {
+    char *path;
+    uint64_t size;           /* bytes on disk */
+    int gzip;
+} mr_input_file;
+
+typedef struct mr_input {
+    mr_input_file *files;
+    size_t n;
+    uint64_t total;          /* sum of sizes */
+} mr_input;
+
+/* List paths[0..n) into in (appends). KILN_NOT_FOUND for a missing path;
+ * KILN_INVALID for something that is neither a file nor a directory. */
+kiln_status mr_input_list(mr_input *in, const char *const *paths, size_t n, kiln_err *err);
+void mr_input_free(mr_input *in);   /* frees the contents; in may be NULL */
+
+/* Serialize the table (to send it to the other ranks) and read it back. */
+void mr_input_encode(const mr_input *in, kbuf *out);
+kiln_status mr_input_decode(mr_input *in, const uint8_t *p, size_t n, kiln_err *err);
+
+typedef struct mr_split {
+    uint32_t file;           /* index in the file table */
+    uint64_t start;
+    uint64_t end;
+} mr_split;
+
+/* The splits of `rank` out of `nranks`, in file order. *out is malloc'd
+ * (free it); returns the count (may be 0). */
+size_t mr_input_splits(const mr_input *in, int nranks, int rank, mr_split **out);
+
+/* ------------------------------------------------------------------ reading */
+
+typedef struct mr_reader mr_reader;
+
+/* Open a reader of split s of file f, reading `chunk` bytes at a time
+ * (0 = 1 MiB). KILN_NOT_FOUND / KILN_IO naming the file. */
+kiln_status mr_reader_open(const mr_input_file *f, const mr_split *s, size_t chunk,
+                           mr_reader **out, kiln_err *err);
+void mr_reader_close(mr_reader *r);   /* r may be NULL */
+
+/* Next record: 1 with *line (valid until the next call) and *offset (of the
+ * line's first byte in the file, uncompressed for gzip), 0 at the end of the
+ * split, -1 on error (KILN_IO; KILN_CORRUPTION for a bad or truncated gzip
+ * stream, naming the file). */
+int mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err);
+
+/* 1-based line number in the file of the record last returned. Counts the
+ * lines before the split on first use (reads the file up to it), so it is
+ * meant for error reports. */
+kiln_status mr_reader_line_number(mr_reader *r, uint64_t *line, kiln_err *err);
+
+/* Bytes of the split consumed so far (compressed bytes for gzip), for
+ * progress; equals end - start once the split is done. */
+uint64_t mr_reader_progress(const mr_reader *r);
+/* Bytes read from disk so far. */
+uint64_t mr_reader_bytes_read(const mr_reader *r);
+
+/* Sample positions: `points` positions spread evenly over the byte space of
+ * in (independent of the rank count). For each, *file and *offset; a split
+ * [offset, size) read from there yields the first whole line after it. */
+void mr_input_sample_point(const mr_input *in, size_t i, size_t points, uint32_t *file,
+                           uint64_t *offset);
+
+#endif

@@ -1,0 +1,487 @@
+/* mr_task.c -- what map, combine and reduce callbacks call (emit, counters,
+ * values), and the map-side collector: sort buffer -> sorted spills ->
+ * multi-pass merge into the rank's single map output run.
+ *
+ * Combining happens at three places, as in Hadoop: in the sort buffer itself
+ * when the job has a fold (equal keys meet in the hash index), at each spill
+ * (the combiner over each key group of the sorted buffer), and whenever runs
+ * are merged (the combiner over each merged group).
+ */
+#include "mapreduce/mr_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ task calls */
+
+kiln_status
+mr_emit(mr_task *t, kslice key, kslice value, kiln_err *err)
+{
+    mr_job *job = t->job;
+    switch (t->kind) {
+    case MR_TASK_MAP:
+        mr_counters_add(&job->counters, MR_C_MAP_OUTPUT_RECORDS, 1);
+        mr_counters_add(&job->counters, MR_C_MAP_OUTPUT_BYTES, key.n + value.n);
+        return mr_collector_add(t->col, key, value, err);
+    case MR_TASK_COMBINE:
+        if (!kslice_eq(key, t->group_key))
+            return status_set(err, KILN_INVALID, "%s: the combiner emitted a key it was not given",
+                              job->def->name);
+        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, 1);
+        return mr_run_writer_add(t->w, t->part, key, value, err);
+    case MR_TASK_REDUCE:
+        mr_counters_add(&job->counters, MR_C_REDUCE_OUTPUT_RECORDS, 1);
+        return job->fmt->write(t->writer, key, value, err);
+    case MR_TASK_SAMPLE:
+        buf_append_be32(t->samples, (uint32_t)key.n);
+        buf_append(t->samples, key.p, key.n);
+        t->n_samples++;
+        return KILN_OK;
+    }
+    return status_set(err, KILN_INTERNAL, "emit from an unknown task kind");
+}
+
+void *
+mr_task_state(mr_task *t)
+{
+    return t->job->state;
+}
+
+mr_job *
+mr_task_job(mr_task *t)
+{
+    return t->job;
+}
+
+void
+mr_task_count(mr_task *t, int counter, uint64_t n)
+{
+    if (t->kind == MR_TASK_SAMPLE || counter < 0 || (size_t)counter >= t->job->counters.n)
+        return;
+    mr_counters_add(&t->job->counters, counter, n);
+}
+
+int
+mr_task_sampling(const mr_task *t)
+{
+    return t->kind == MR_TASK_SAMPLE;
+}
+
+const char *
+mr_task_input_path(const mr_task *t)
+{
+    return t->path ? t->path : "";
+}
+
+uint32_t
+mr_task_input_file(const mr_task *t)
+{
+    return t->file_index;
+}
+
+uint64_t
+mr_task_input_offset(const mr_task *t)
+{
+    return t->offset;
+}
+
+kiln_status
+mr_task_input_line(mr_task *t, uint64_t *line, kiln_err *err)
+{
+    if (t->reader == NULL) {
+        *line = 0;
+        return status_set(err, KILN_INVALID, "input line asked outside map");
+    }
+    return mr_reader_line_number(t->reader, line, err);
+}
+
+uint32_t
+mr_task_partition(const mr_task *t)
+{
+    return t->part;
+}
+
+void
+mr_task_warn(mr_task *t, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kiln-mr: [rank %d] %s: %s\n", t->job->comm.rank, t->job->def->name, msg);
+}
+
+int
+mr_values_next(mr_values *v, kslice *value)
+{
+    if (v->status != KILN_OK)
+        return 0;
+    if (v->kind == MR_VALUES_SORTBUF) {
+        if (v->i >= v->end)
+            return 0;
+        uint32_t part;
+        kslice key;
+        mr_sortbuf_get(v->sb, v->i++, &part, &key, value);
+        v->count++;
+        return 1;
+    }
+    int r = mr_merger_next_value(v->m, value, &v->err);
+    if (r < 0) {
+        v->status = v->err.code != KILN_OK ? v->err.code : KILN_INTERNAL;
+        return 0;
+    }
+    v->count += (uint64_t)r;
+    return r;
+}
+
+/* Consume what the callback left of the values; report a read error. */
+static kiln_status
+mr_values_finish(mr_values *v, kiln_err *err)
+{
+    kslice x;
+    while (mr_values_next(v, &x))
+        ;
+    if (v->status != KILN_OK)
+        return status_set(err, v->status, "%s", v->err.msg);
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------------ combining */
+
+kiln_status
+mr_combine_merge(mr_job *job, mr_merger *m, mr_run_writer *w, uint32_t part, int combine,
+                 kiln_err *err)
+{
+    mr_counters *c = &job->counters;
+    if (combine && job->combine == NULL && job->fold == NULL)
+        combine = 0;
+    kbuf acc = KBUF_INIT, out = KBUF_INIT;
+    kiln_status s = KILN_OK;
+    kslice key;
+    int r = 0;
+    while (s == KILN_OK && (r = mr_merger_next_key(m, &key, err)) > 0) {
+        if (combine && job->combine != NULL) {
+            mr_values v;
+            memset(&v, 0, sizeof v);
+            v.kind = MR_VALUES_MERGER;
+            v.m = m;
+            mr_task t;
+            memset(&t, 0, sizeof t);
+            t.job = job;
+            t.kind = MR_TASK_COMBINE;
+            t.w = w;
+            t.part = part;
+            t.group_key = key;
+            s = job->combine(&t, key, &v, err);
+            kiln_status f = mr_values_finish(&v, err);
+            if (s == KILN_OK)
+                s = f;
+            mr_counters_add(c, MR_C_COMBINE_INPUT_RECORDS, v.count);
+        } else if (combine) {
+            kslice val;
+            uint64_t n = 0;
+            buf_reset(&acc);
+            while ((r = mr_merger_next_value(m, &val, err)) > 0) {
+                if (n++ == 0) {
+                    buf_append(&acc, val.p, val.n);
+                    continue;
+                }
+                buf_reset(&out);
+                job->fold(job->fold_arg, key, buf_slice(&acc), val, &out);
+                kbuf t = acc;
+                acc = out;
+                out = t;
+            }
+            if (r < 0) {
+                s = err->code != KILN_OK ? err->code : KILN_INTERNAL;
+                break;
+            }
+            mr_counters_add(c, MR_C_COMBINE_INPUT_RECORDS, n);
+            mr_counters_add(c, MR_C_COMBINE_OUTPUT_RECORDS, 1);
+            s = mr_run_writer_add(w, part, key, buf_slice(&acc), err);
+        } else {
+            kslice val;
+            while (s == KILN_OK && (r = mr_merger_next_value(m, &val, err)) > 0)
+                s = mr_run_writer_add(w, part, key, val, err);
+            if (s == KILN_OK && r < 0)
+                s = err->code != KILN_OK ? err->code : KILN_INTERNAL;
+        }
+    }
+    if (s == KILN_OK && r < 0)
+        s = err->code != KILN_OK ? err->code : KILN_INTERNAL;
+    buf_free(&acc);
+    buf_free(&out);
+    return s;
+}
+
+/* ------------------------------------------------------------------ collector */
+
+struct mr_collector {
+    mr_job *job;
+    mr_sortbuf *sb;
+    int hashed;
+    mr_run **runs;
+    size_t n_runs;
+    size_t cap_runs;
+};
+
+kiln_status
+mr_collector_open(mr_job *job, mr_collector **out, kiln_err *err)
+{
+    mr_collector *c = kiln_calloc(1, sizeof *c);
+    c->job = job;
+    c->hashed = job->fold != NULL;
+    c->sb = mr_sortbuf_new(job->sort_bytes, c->hashed);
+    *out = c;
+    (void)err;
+    return KILN_OK;
+}
+
+static void
+mr_collector_push(mr_collector *c, mr_run *r)
+{
+    if (c->n_runs == c->cap_runs) {
+        c->cap_runs = c->cap_runs ? c->cap_runs * 2 : 16;
+        c->runs = kiln_realloc(c->runs, c->cap_runs * sizeof *c->runs);
+    }
+    c->runs[c->n_runs++] = r;
+}
+
+static void
+mr_collector_count_run(mr_job *job, const mr_run *r)
+{
+    mr_counters_add(&job->counters, MR_C_SPILLED_RECORDS, r->records);
+    mr_counters_add(&job->counters, MR_C_FILE_BYTES_WRITTEN, r->bytes);
+}
+
+/* Write the sorted buffer as one run. */
+static kiln_status
+mr_collector_spill(mr_collector *c, kiln_err *err)
+{
+    mr_job *job = c->job;
+    mr_sortbuf *sb = c->sb;
+    size_t n = mr_sortbuf_count(sb);
+    if (n == 0)
+        return KILN_OK;
+    mr_sortbuf_sort(sb);
+    kbuf path = KBUF_INIT;
+    mr_job_run_path(job, "spill", &path);
+    mr_run_writer *w;
+    kiln_status s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w,
+                                       err);
+    buf_free(&path);
+    if (s != KILN_OK)
+        return s;
+    size_t i = 0;
+    while (s == KILN_OK && i < n) {
+        uint32_t part;
+        kslice key, value;
+        mr_sortbuf_get(sb, i, &part, &key, &value);
+        if (c->hashed || job->combine == NULL) {
+            s = mr_run_writer_add(w, part, key, value, err);
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        for (; j < n; j++) {
+            uint32_t p2;
+            kslice k2, v2;
+            mr_sortbuf_get(sb, j, &p2, &k2, &v2);
+            if (p2 != part || !kslice_eq(k2, key))
+                break;
+        }
+        mr_values v;
+        memset(&v, 0, sizeof v);
+        v.kind = MR_VALUES_SORTBUF;
+        v.sb = sb;
+        v.i = i;
+        v.end = j;
+        mr_task t;
+        memset(&t, 0, sizeof t);
+        t.job = job;
+        t.kind = MR_TASK_COMBINE;
+        t.w = w;
+        t.part = part;
+        t.group_key = key;
+        s = job->combine(&t, key, &v, err);
+        mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, j - i);
+        i = j;
+    }
+    if (c->hashed)
+        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, n);
+    mr_sortbuf_reset(sb);
+    if (s != KILN_OK) {
+        mr_run_writer_abandon(w);
+        return s;
+    }
+    mr_run *r;
+    s = mr_run_writer_finish(w, &r, err);
+    if (s != KILN_OK)
+        return s;
+    mr_collector_count_run(job, r);
+    mr_collector_push(c, r);
+    return KILN_OK;
+}
+
+/* A record too large for the whole buffer becomes a run of its own. */
+static kiln_status
+mr_collector_single(mr_collector *c, uint32_t part, kslice key, kslice value, kiln_err *err)
+{
+    mr_job *job = c->job;
+    kbuf path = KBUF_INIT;
+    mr_job_run_path(job, "spill", &path);
+    mr_run_writer *w;
+    kiln_status s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w,
+                                       err);
+    buf_free(&path);
+    if (s != KILN_OK)
+        return s;
+    s = mr_run_writer_add(w, part, key, value, err);
+    if (s != KILN_OK) {
+        mr_run_writer_abandon(w);
+        return s;
+    }
+    mr_run *r;
+    s = mr_run_writer_finish(w, &r, err);
+    if (s != KILN_OK)
+        return s;
+    if (c->hashed) {
+        mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
+        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, 1);
+    }
+    mr_collector_count_run(job, r);
+    mr_collector_push(c, r);
+    return KILN_OK;
+}
+
+kiln_status
+mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
+{
+    mr_job *job = c->job;
+    uint64_t h = 0;
+    if (c->hashed || !mr_partitioner_is_total(job->part))
+        h = mr_partition_hash(key.p, key.n);
+    uint32_t part = mr_partitioner_get(job->part, key, h);
+    for (int attempt = 0;; attempt++) {
+        mr_sortbuf_result r = mr_sortbuf_add(c->sb, part, h, key, value, job->fold, job->fold_arg);
+        if (r == MR_SORTBUF_ADDED || r == MR_SORTBUF_FOLDED) {
+            if (c->hashed)
+                mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
+            return KILN_OK;
+        }
+        if (r == MR_SORTBUF_TOO_BIG || attempt > 0)
+            return mr_collector_single(c, part, key, value, err);
+        kiln_status s = mr_collector_spill(c, err);
+        if (s != KILN_OK)
+            return s;
+    }
+}
+
+/* Merge runs[from, from + n) into one run (every partition). */
+static kiln_status
+mr_collector_merge(mr_collector *c, size_t from, size_t n, int combine, mr_run **out,
+                   kiln_err *err)
+{
+    mr_job *job = c->job;
+    *out = NULL;
+    env_file **files = kiln_calloc(n, sizeof *files);
+    mr_run_iter **its = kiln_calloc(n, sizeof *its);
+    kiln_status s = KILN_OK;
+    for (size_t i = 0; i < n && s == KILN_OK; i++)
+        s = env_open_read(c->runs[from + i]->path, &files[i], err);
+    mr_run_writer *w = NULL;
+    kbuf path = KBUF_INIT;
+    mr_job_run_path(job, "merge", &path);
+    if (s == KILN_OK)
+        s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w, err);
+    buf_free(&path);
+    for (uint32_t p = 0; p < job->partitions && s == KILN_OK; p++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            const mr_run_section *sec = &c->runs[from + i]->sec[p];
+            if (sec->len == 0)
+                continue;
+            mr_extent e = {sec->off, sec->len};
+            its[k++] = mr_run_iter_new(files[i], &e, 1);
+        }
+        if (k == 0)
+            continue;
+        mr_merger *m = mr_merger_new(its, k);
+        s = mr_combine_merge(job, m, w, p, combine, err);
+        mr_counters_add(&job->counters, MR_C_FILE_BYTES_READ, mr_merger_bytes_read(m));
+        mr_merger_free(m);
+    }
+    for (size_t i = 0; i < n; i++)
+        env_close(files[i], NULL);
+    free(files);
+    free(its);
+    if (s != KILN_OK) {
+        mr_run_writer_abandon(w);
+        return s;
+    }
+    s = mr_run_writer_finish(w, out, err);
+    if (s != KILN_OK)
+        return s;
+    mr_collector_count_run(job, *out);
+    for (size_t i = 0; i < n; i++)
+        mr_run_remove(c->runs[from + i]);
+    return KILN_OK;
+}
+
+kiln_status
+mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err)
+{
+    mr_job *job = c->job;
+    *out = NULL;
+    kiln_status s = mr_collector_spill(c, err);
+    mr_sortbuf_free(c->sb);
+    c->sb = NULL;
+    if (s == KILN_OK && c->n_runs == 0) {
+        /* No map output at all: an empty run keeps the rest uniform. */
+        kbuf path = KBUF_INIT;
+        mr_job_run_path(job, "empty", &path);
+        mr_run_writer *w;
+        s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w, err);
+        buf_free(&path);
+        mr_run *r;
+        if (s == KILN_OK)
+            s = mr_run_writer_finish(w, &r, err);
+        if (s == KILN_OK)
+            mr_collector_push(c, r);
+    }
+    size_t factor = job->merge_factor < 2 ? 2 : job->merge_factor;
+    /* Merge the oldest runs first until one pass can take the rest. */
+    while (s == KILN_OK && c->n_runs > 1) {
+        size_t n = c->n_runs > factor ? factor : c->n_runs;
+        mr_run *merged;
+        s = mr_collector_merge(c, 0, n, 1, &merged, err);
+        if (s != KILN_OK)
+            break;
+        memmove(c->runs, c->runs + n, (c->n_runs - n) * sizeof *c->runs);
+        c->n_runs -= n;
+        mr_collector_push(c, merged);
+    }
+    if (s != KILN_OK) {
+        mr_collector_abandon(c);
+        return s;
+    }
+    *out = c->runs[0];
+    free(c->runs);
+    free(c);
+    return KILN_OK;
+}
+
+void
+mr_collector_abandon(mr_collector *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n_runs; i++)
+        mr_run_remove(c->runs[i]);
+    mr_sortbuf_free(c->sb);
+    free(c->runs);
+    free(c);
+}
