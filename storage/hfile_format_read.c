@@ -411,7 +411,13 @@ hfile_trailer_decode(const uint8_t *in, size_t n, hfile_trailer *t, kiln_err *er
     uint32_t major = version & 0x00FFFFFF;
     uint32_t minor = version >> 24;
     size_t tsize;
-    if (major == 3) {
+    if ((major == 2 || major == 3) && minor > HFILE_MINOR_VERSION) {
+        return status_set(err, KILN_CORRUPTION, "trailer: unknown minor version %u", minor);
+    } else if (major == 3 && minor == 0) {
+        /* minor 0 blocks have no checksums and a shorter header */
+        return status_set(err, KILN_UNSUPPORTED,
+                          "trailer: HFile version 3.0 (no block checksums) is not supported");
+    } else if (major == 3) {
         tsize = HFILE_TRAILER_SIZE;
     } else if (major == 2 && minor >= 3) {
         tsize = TRAILER_SIZE_V2;

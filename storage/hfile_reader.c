@@ -67,6 +67,12 @@ struct hfile_reader {
     kiln_bloom_type bloom_type;
     bloom_meta general, delfam;
     int64_t delete_family_count;    /* -1 if FileInfo does not say */
+    /* Every block of a file carries the same checksum type and chunk size
+     * (those of the first load-on-open block): a block whose header says
+     * otherwise is damaged, and must not switch its own verification off. */
+    int checksum_known;
+    uint8_t checksum_type;
+    uint32_t bytes_per_checksum;
     uint64_t loo_uncompressed;      /* sum of uncompressed+33 over load-on-open blocks but the data root */
     size_t memory;
 };
@@ -116,6 +122,12 @@ block_verify(const hfile_reader *r, const uint8_t *raw, uint64_t n, uint64_t off
     if (type_mask && !(type_mask & TYPE_BIT(h->type)))
         return rerr(r, err, KILN_CORRUPTION, "unexpected %s block at offset %llu",
                     hfile_block_type_name(h->type), (unsigned long long)off);
+    if (r->checksum_known && (h->checksum_type != r->checksum_type ||
+                              h->bytes_per_checksum != r->bytes_per_checksum))
+        return rerr(r, err, KILN_CORRUPTION,
+                    "block at offset %llu: checksum type %u per %u bytes, the file uses %u per %u",
+                    (unsigned long long)off, h->checksum_type, h->bytes_per_checksum,
+                    r->checksum_type, r->bytes_per_checksum);
     size_t dsz = h->on_disk_data_size_with_header;
     long bad = hfile_checksum_verify(h->checksum_type, raw, dsz, h->bytes_per_checksum, raw + dsz);
     if (bad >= 0)
@@ -323,6 +335,13 @@ parse_root(hfile_reader *r, const uint8_t *p, size_t n, uint64_t off, kiln_err *
     if (hfile_root_index_decode(r->root_payload, n, count, r->root, &r->root_used, &e) != KILN_OK)
         return rerr(r, err, KILN_CORRUPTION, "data index root at offset %llu: %s",
                     (unsigned long long)off, e.msg);
+    /* Nothing may follow the entries but the mid-key metadata of a multi-level
+     * index: this is what catches a wrong entry count in the trailer. */
+    size_t extra = n - r->root_used;
+    if (extra != 0 && !(r->levels > 1 && extra == HFILE_MID_KEY_METADATA_SIZE))
+        return rerr(r, err, KILN_CORRUPTION,
+                    "data index root at offset %llu: %zu bytes after %u entries",
+                    (unsigned long long)off, extra, count);
     for (uint32_t i = 0; i < count; i++) {
         kiln_cell c;
         if (cell_key_decode(r->root[i].key.p, r->root[i].key.n, &c, &e) != KILN_OK)
@@ -377,6 +396,10 @@ parse_bloom_meta(hfile_reader *r, const uint8_t *p, size_t n, uint64_t off, int 
         KILN_OK)
         return rerr(r, err, KILN_CORRUPTION, "bloom metadata at offset %llu: %s",
                     (unsigned long long)off, e.msg);
+    if (consumed != n - pos)
+        return rerr(r, err, KILN_CORRUPTION,
+                    "bloom metadata at offset %llu: %zu bytes after %u chunk entries",
+                    (unsigned long long)off, n - pos - consumed, m->nchunks);
     m->cell_keys = cell_keys;
     m->usable = hash_type == BLOOM_HASH_MURMUR && m->nchunks > 0;
     return KILN_OK;
@@ -468,6 +491,11 @@ read_load_on_open(hfile_reader *r, kiln_err *err)
                      (unsigned long long)off, (unsigned long long)bsize);
             break;
         }
+        if (step == 0) {
+            r->checksum_type = h.checksum_type;
+            r->bytes_per_checksum = h.bytes_per_checksum;
+            r->checksum_known = 1;
+        }
         unsigned want = 0;
         if (step == 0 || step == 1)
             want = TYPE_BIT(HFILE_BLOCK_ROOT_INDEX);
@@ -487,11 +515,14 @@ read_load_on_open(hfile_reader *r, kiln_err *err)
         } else if (step == 1) {
             hfile_index_entry *meta = kiln_calloc(r->t.meta_index_count ? r->t.meta_index_count : 1,
                                                   sizeof *meta);
+            size_t used = 0;
             if (r->t.meta_index_count > plen / 13 ||
-                hfile_root_index_decode(payload, plen, r->t.meta_index_count, meta, NULL, &e) !=
-                    KILN_OK)
+                hfile_root_index_decode(payload, plen, r->t.meta_index_count, meta, &used, &e) !=
+                    KILN_OK ||
+                used != plen)
                 s = rerr(r, err, KILN_CORRUPTION, "meta index at offset %llu: %s",
-                         (unsigned long long)off, e.msg[0] ? e.msg : "too many entries");
+                         (unsigned long long)off,
+                         e.msg[0] ? e.msg : "entries do not fill the block");
             free(meta);
         } else if (step == 2) {
             if (off != r->t.file_info_offset)
