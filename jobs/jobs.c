@@ -9,6 +9,7 @@ void
 jobs_register_all(void)
 {
     mr_job_register(&wordcount_job);
+    mr_job_register(&importtsv_job);
 }
 
 kiln_status

@@ -14,6 +14,7 @@
 #include "storage/status.h"
 
 extern const mr_job_def wordcount_job;
+extern const mr_job_def importtsv_job;
 
 /* Parse `--input PATH...`: at argv[*i] == "--input", add the paths that
  * follow (up to the next "--" option) to the job's inputs and leave *i on
