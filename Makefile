@@ -160,6 +160,14 @@ $(BIN)/kiln-bench: $(BUILD)/obj/bench/kiln_bench.o $(STORAGE_LIB)
 
 $(BUILD)/obj/bench/kiln_bench.o: CPPFLAGS += -I../shared/bench/peers/rocksdb_bench -Ibench
 
+# The region store on the same dataset: load, rollback, Get and Scan through regions.
+BENCH_PROGRAMS += $(BIN)/kiln-store-bench
+$(BIN)/kiln-store-bench: $(BUILD)/obj/bench/store_bench.o $(BULKLOAD_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/obj/bench/store_bench.o: CPPFLAGS += -I../shared/bench/peers/rocksdb_bench -Ibench
+
 bench: all $(BENCH_PROGRAMS)
 
 # ---------------------------------------------------------------- install, hygiene

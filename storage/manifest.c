@@ -1,5 +1,5 @@
 /* manifest.c -- encoding, decoding and checking of view-version manifests and
- * of the CURRENT pointer (docs/storage-format.md §2.3, §2.4).
+ * of the CURRENT pointer (docs/storage-format.md §2.4, §2.5).
  *
  * Manifest body (frame: store_rec.h, magic KILNMANI, version 1):
  *   SIZE    | FIELD

@@ -13,8 +13,8 @@
  * the table directory's files/ folder. A file's seq is the version that first
  * loaded it: when two files hold the same cell key, the larger seq wins.
  *
- * Encoded as one record (store_rec.h); layouts in docs/storage-format.md §2.3
- * and §2.4. Ownership: a manifest owns everything it points to.
+ * Encoded as one record (store_rec.h); layouts in docs/storage-format.md §2.4
+ * and §2.5. Ownership: a manifest owns everything it points to.
  */
 #ifndef KILN_MANIFEST_H
 #define KILN_MANIFEST_H

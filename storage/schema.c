@@ -1,6 +1,6 @@
 /* schema.c -- table names, column family settings and split keys: parsing the
  * command-line spec ("cf:versions=3,ttl=86400"), validation, and the schema
- * record's encoding (layout below and in docs/storage-format.md §2.2).
+ * record's encoding (layout below and in docs/storage-format.md §2.3).
  *
  * Body of the `schema` record (frame: store_rec.h, magic KILNSCHM, version 1):
  *   SIZE     | FIELD

@@ -8,7 +8,7 @@
  * the order their cells take inside a row.
  *
  * The schema is stored as one record file (store_rec.h) named `schema` in the
- * table directory; its layout is in docs/storage-format.md §2.2.
+ * table directory; its layout is in docs/storage-format.md §2.3.
  *
  * Ownership: a kiln_schema owns everything it points to; schema_free releases
  * it. Not thread-safe while being built; read-only use is safe to share.
