@@ -9,6 +9,7 @@
 typedef struct store_merge_child {
     hfile_iter *it;
     uint64_t seq;
+    int owned;
 } store_merge_child;
 
 struct store_merge {
@@ -27,8 +28,10 @@ store_merge_new(void)
 void
 store_merge_clear(store_merge *m)
 {
-    for (size_t i = 0; i < m->nkids; i++)
-        hfile_iter_free(m->kids[i].it);
+    for (size_t i = 0; i < m->nkids; i++) {
+        if (m->kids[i].owned)
+            hfile_iter_free(m->kids[i].it);
+    }
     m->nkids = 0;
     m->nheap = 0;
 }
@@ -44,8 +47,8 @@ store_merge_free(store_merge *m)
     free(m);
 }
 
-void
-store_merge_add(store_merge *m, hfile_iter *it, uint64_t seq)
+static void
+store_merge_push(store_merge *m, hfile_iter *it, uint64_t seq, int owned)
 {
     if (m->nkids == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 4;
@@ -54,7 +57,20 @@ store_merge_add(store_merge *m, hfile_iter *it, uint64_t seq)
     }
     m->kids[m->nkids].it = it;
     m->kids[m->nkids].seq = seq;
+    m->kids[m->nkids].owned = owned;
     m->nkids++;
+}
+
+void
+store_merge_add(store_merge *m, hfile_iter *it, uint64_t seq)
+{
+    store_merge_push(m, it, seq, 1);
+}
+
+void
+store_merge_add_borrowed(store_merge *m, hfile_iter *it, uint64_t seq)
+{
+    store_merge_push(m, it, seq, 0);
 }
 
 size_t

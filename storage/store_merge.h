@@ -7,7 +7,8 @@
  * so a reader that keeps the first of equal keys sees the newest load's cell.
  * A binary heap of child indexes; one child costs no comparison at all.
  *
- * Ownership: the merge owns its children's iterators (freed by clear/free).
+ * Ownership: the merge owns its children's iterators (freed by clear/free),
+ * except those added as borrowed.
  * Thread-safety: single-threaded, like the iterators it holds. The cell
  * returned by store_merge_cell is valid until the next call on the merge.
  */
@@ -28,7 +29,10 @@ void store_merge_free(store_merge *m);   /* m may be NULL */
 
 /* Add a child (ownership of it passes to the merge). Call seek before reading. */
 void store_merge_add(store_merge *m, hfile_iter *it, uint64_t seq);
-/* Free every child; the merge is empty and can be refilled. */
+/* Add a child the caller keeps owning (it must outlive its use by the merge). */
+void store_merge_add_borrowed(store_merge *m, hfile_iter *it, uint64_t seq);
+/* Free every owned child and drop the borrowed ones; the merge is empty and
+ * can be refilled. */
 void store_merge_clear(store_merge *m);
 size_t store_merge_children(const store_merge *m);
 

@@ -34,8 +34,11 @@ store_row_sel_init(const kiln_schema *s, const store_row_opts *o, store_sel *sel
     sel->max_versions = o->max_versions ? o->max_versions : 1;
     sel->ts_min = o->ts_min;
     sel->ts_max = o->ts_max ? o->ts_max : INT64_MAX;
-    if (o->now_ms != 0) {
-        sel->now_ms = o->now_ms;
+    int any_ttl = 0;
+    for (size_t i = 0; i < s->family_count; i++)
+        any_ttl |= s->families[i].ttl_s < SCHEMA_TTL_FOREVER;
+    if (o->now_ms != 0 || !any_ttl) {
+        sel->now_ms = o->now_ms;   /* unused when no family has a TTL */
     } else {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -110,6 +113,9 @@ struct store_row_buf {
     store_cell_ref *refs;
     kiln_cell *cells;
     size_t count, cap;
+    store_view *view;         /* referenced while its iterators are cached */
+    hfile_iter **iters;       /* by store_file.index; NULL until first used */
+    store_merge *m;
 };
 
 store_row_buf *
@@ -120,11 +126,49 @@ store_row_buf_new(void)
     return b;
 }
 
+/* Free the cached iterators and drop the view they belong to. */
+static void
+store_row_buf_drop_view(store_row_buf *b)
+{
+    if (b->view == NULL)
+        return;
+    for (size_t i = 0; i < b->view->nfiles; i++)
+        hfile_iter_free(b->iters[i]);
+    free(b->iters);
+    b->iters = NULL;
+    store_view_unref(b->view);
+    b->view = NULL;
+}
+
+store_merge *
+store_row_buf_merge(store_row_buf *b, store_view *v)
+{
+    if (b->view != v) {
+        store_row_buf_drop_view(b);
+        store_view_ref(v);
+        b->view = v;
+        b->iters = kiln_calloc(v->nfiles ? v->nfiles : 1, sizeof *b->iters);
+    }
+    if (b->m == NULL)
+        b->m = store_merge_new();
+    return b->m;
+}
+
+hfile_iter *
+store_row_buf_iter(store_row_buf *b, const store_file *sf)
+{
+    if (b->iters[sf->index] == NULL)
+        b->iters[sf->index] = hfile_iter_new(sf->rd);
+    return b->iters[sf->index];
+}
+
 void
 store_row_buf_free(store_row_buf *b)
 {
     if (b == NULL)
         return;
+    store_merge_free(b->m);
+    store_row_buf_drop_view(b);
     buf_free(&b->bytes);
     free(b->refs);
     free(b->cells);

@@ -31,6 +31,7 @@ store_view_close_files(store_view *v)
     free(v->regions);
     v->regions = NULL;
     v->nregions = 0;
+    v->nfiles = 0;
     manifest_free(&v->m);
     schema_free(&v->schema);
 }
@@ -78,6 +79,7 @@ store_view_open_files(store_view *v, const kiln_table *t, block_cache *cache, ki
             store_file *sf = &reg->files[reg->nfiles++];
             sf->rd = rd;
             sf->seq = mf->seq;
+            sf->index = v->nfiles++;
             const schema_family *fam =
                 schema_find_family(&v->schema, (const uint8_t *)mf->family, strlen(mf->family));
             sf->family = (size_t)(fam - v->schema.families);
@@ -279,9 +281,12 @@ store_view_may_hold(const store_file *sf, const store_sel *sel, const uint8_t *r
     }
 }
 
-kiln_status
-store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
-                      size_t row_len, store_merge *m, kiln_err *err)
+/* Add the selected files of region r to m (for a Get of `row` when row !=
+ * NULL: only files whose blooms may hold it). With buf, its cached
+ * iterators are lent to m; without, m gets new ones it owns. */
+static kiln_status
+store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
+                size_t row_len, store_row_buf *buf, store_merge *m, kiln_err *err)
 {
     const store_region *reg = &v->regions[r];
     for (size_t f = 0; f < reg->nfiles; f++) {
@@ -297,9 +302,19 @@ store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel, const
             if (!may)
                 continue;
         }
-        store_merge_add(m, hfile_iter_new(sf->rd), sf->seq);
+        if (buf != NULL)
+            store_merge_add_borrowed(m, store_row_buf_iter(buf, sf), sf->seq);
+        else
+            store_merge_add(m, hfile_iter_new(sf->rd), sf->seq);
     }
     return KILN_OK;
+}
+
+kiln_status
+store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
+                      size_t row_len, store_merge *m, kiln_err *err)
+{
+    return store_view_fill(v, r, sel, row, row_len, NULL, m, err);
 }
 
 kiln_status
@@ -322,8 +337,8 @@ store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts
     if (st != KILN_OK)
         return st;
     size_t r = store_view_region_of(v, row, n);
-    store_merge *m = store_merge_new();
-    st = store_view_fill_merge(v, r, &sel, row, n, m, err);
+    store_merge *m = store_row_buf_merge(buf, v);
+    st = store_view_fill(v, r, &sel, row, n, buf, m, err);
     if (st == KILN_OK && store_merge_children(m) > 0) {
         kiln_cell key;
         cell_first_on_row(&key, row, (uint32_t)n);
@@ -334,7 +349,7 @@ store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts
                 st = store_row_assemble(m, v, &sel, buf, out, err);
         }
     }
-    store_merge_free(m);
+    store_merge_clear(m);
     store_row_sel_free(&sel);
     return st;
 }

@@ -95,7 +95,10 @@ typedef struct store_row {
     size_t count;
 } store_row;
 
-/* Reusable storage for the rows store_view_get returns. */
+/* Reusable storage for the rows store_view_get returns, and a per-thread
+ * cache for Gets: it keeps one iterator per file of the last view it read
+ * (so a Get allocates nothing) and, while it does, a reference on that view,
+ * dropped when the buffer is used with another view or freed. */
 typedef struct store_row_buf store_row_buf;
 store_row_buf *store_row_buf_new(void);
 void store_row_buf_free(store_row_buf *b);   /* b may be NULL */

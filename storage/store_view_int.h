@@ -19,6 +19,7 @@ typedef struct store_file {
     hfile_reader *rd;
     uint64_t seq;             /* load sequence: larger wins on equal keys */
     size_t family;            /* index into the schema's families */
+    size_t index;             /* 0..nfiles-1 over the whole view (iterator caches) */
 } store_file;
 
 typedef struct store_region {
@@ -35,6 +36,7 @@ struct store_view {
     manifest m;               /* version > 0 */
     store_region *regions;
     size_t nregions;
+    size_t nfiles;            /* over all regions */
     char current_path[4096];
     int have_current;
     struct stat current_st;   /* CURRENT as it was before the view read it */
@@ -74,6 +76,12 @@ kiln_status store_row_assemble(store_merge *m, const store_view *v, const store_
 kiln_status store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel,
                                   const uint8_t *row, size_t row_len, store_merge *m,
                                   kiln_err *err);
+
+/* A row buffer's per-view state for Gets: a merge reused from Get to Get and
+ * one iterator per file of the view, created on first use. The buffer holds
+ * a reference on the view while it caches its iterators. */
+store_merge *store_row_buf_merge(store_row_buf *b, store_view *v);
+hfile_iter *store_row_buf_iter(store_row_buf *b, const store_file *sf);
 
 /* Region holding row. */
 size_t store_view_region_of(const store_view *v, const uint8_t *row, size_t n);
