@@ -1,0 +1,325 @@
+/* ev.c -- the epoll event loop of ev.h.
+ *
+ * Registered events live in an array indexed by fd (setsize entries), as in
+ * Redis's ae.c; epoll returns ready fds in batches of up to EV_BATCH. Timers
+ * are few (a handful per loop), so they sit in a small unsorted array and
+ * the sleep is bounded by the nearest one. The wakeup is an eventfd watched
+ * like any other descriptor.
+ */
+#include "serving/ev.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "storage/buf.h"
+
+#define EV_BATCH 256
+
+typedef struct ev_file {
+    int mask;
+    ev_file_proc *proc;
+    void *data;
+} ev_file;
+
+typedef struct ev_timer {
+    long long id;
+    int64_t when_ms;
+    ev_timer_proc *proc;
+    void *data;
+} ev_timer;
+
+struct ev_loop {
+    int epfd;
+    int wakefd;
+    int setsize;
+    ev_file *files;
+    struct epoll_event *ready;
+    ev_timer *timers;
+    size_t ntimers, timer_cap;
+    long long next_timer_id;
+    int stop;
+    int64_t now_ms;
+    ev_hook_proc *before_sleep;
+    void *before_sleep_data;
+    ev_hook_proc *on_wake;
+    void *on_wake_data;
+};
+
+static int64_t
+ev_monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+kiln_status
+ev_loop_new(int setsize, ev_loop **out, kiln_err *err)
+{
+    *out = NULL;
+    if (setsize < 16)
+        setsize = 16;
+    ev_loop *l = kiln_calloc(1, sizeof *l);
+    l->setsize = setsize;
+    l->files = kiln_calloc((size_t)setsize, sizeof *l->files);
+    l->ready = kiln_calloc(EV_BATCH, sizeof *l->ready);
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    l->wakefd = -1;
+    l->now_ms = ev_monotonic_ms();
+    if (l->epfd < 0) {
+        int e = errno;
+        ev_loop_free(l);
+        return status_set_errno(err, e, "epoll_create1");
+    }
+    l->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->wakefd < 0) {
+        int e = errno;
+        ev_loop_free(l);
+        return status_set_errno(err, e, "eventfd");
+    }
+    struct epoll_event ee;
+    memset(&ee, 0, sizeof ee);
+    ee.events = EPOLLIN;
+    ee.data.fd = -1;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->wakefd, &ee) != 0) {
+        int e = errno;
+        ev_loop_free(l);
+        return status_set_errno(err, e, "epoll_ctl(eventfd)");
+    }
+    *out = l;
+    return KILN_OK;
+}
+
+void
+ev_loop_free(ev_loop *l)
+{
+    if (l == NULL)
+        return;
+    if (l->epfd >= 0)
+        close(l->epfd);
+    if (l->wakefd >= 0)
+        close(l->wakefd);
+    free(l->files);
+    free(l->ready);
+    free(l->timers);
+    free(l);
+}
+
+static int
+ev_epoll_events(int mask)
+{
+    int ev = 0;
+    if (mask & EV_READABLE)
+        ev |= EPOLLIN;
+    if (mask & EV_WRITABLE)
+        ev |= EPOLLOUT;
+    return ev;
+}
+
+kiln_status
+ev_add(ev_loop *l, int fd, int mask, ev_file_proc *proc, void *data, kiln_err *err)
+{
+    if (fd < 0 || fd >= l->setsize)
+        return status_set(err, KILN_INVALID, "ev_add: fd %d outside the loop's set of %d", fd,
+                          l->setsize);
+    ev_file *f = &l->files[fd];
+    int newmask = f->mask | mask;
+    if (newmask != f->mask) {
+        struct epoll_event ee;
+        memset(&ee, 0, sizeof ee);
+        ee.events = (uint32_t)ev_epoll_events(newmask);
+        ee.data.fd = fd;
+        int op = f->mask == EV_NONE ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+        if (epoll_ctl(l->epfd, op, fd, &ee) != 0)
+            return status_set_errno(err, errno, "epoll_ctl(fd %d)", fd);
+    }
+    f->mask = newmask;
+    f->proc = proc;
+    f->data = data;
+    return KILN_OK;
+}
+
+void
+ev_del(ev_loop *l, int fd, int mask)
+{
+    if (fd < 0 || fd >= l->setsize)
+        return;
+    ev_file *f = &l->files[fd];
+    if (f->mask == EV_NONE)
+        return;
+    int newmask = f->mask & ~mask;
+    struct epoll_event ee;
+    memset(&ee, 0, sizeof ee);
+    ee.events = (uint32_t)ev_epoll_events(newmask);
+    ee.data.fd = fd;
+    /* A failure here means the fd is already gone; the slot is reset anyway. */
+    (void)epoll_ctl(l->epfd, newmask == EV_NONE ? EPOLL_CTL_DEL : EPOLL_CTL_MOD, fd, &ee);
+    f->mask = newmask;
+    if (newmask == EV_NONE) {
+        f->proc = NULL;
+        f->data = NULL;
+    }
+}
+
+int
+ev_mask(const ev_loop *l, int fd)
+{
+    if (fd < 0 || fd >= l->setsize)
+        return EV_NONE;
+    return l->files[fd].mask;
+}
+
+long long
+ev_timer_add(ev_loop *l, long ms, ev_timer_proc *proc, void *data)
+{
+    if (l->ntimers == l->timer_cap) {
+        l->timer_cap = l->timer_cap ? l->timer_cap * 2 : 4;
+        l->timers = kiln_realloc(l->timers, l->timer_cap * sizeof *l->timers);
+    }
+    ev_timer *t = &l->timers[l->ntimers++];
+    t->id = ++l->next_timer_id;
+    t->when_ms = ev_monotonic_ms() + (ms < 0 ? 0 : ms);
+    t->proc = proc;
+    t->data = data;
+    return t->id;
+}
+
+void
+ev_timer_del(ev_loop *l, long long id)
+{
+    for (size_t i = 0; i < l->ntimers; i++) {
+        if (l->timers[i].id == id) {
+            l->timers[i] = l->timers[--l->ntimers];
+            return;
+        }
+    }
+}
+
+void
+ev_set_before_sleep(ev_loop *l, ev_hook_proc *proc, void *data)
+{
+    l->before_sleep = proc;
+    l->before_sleep_data = data;
+}
+
+void
+ev_set_on_wake(ev_loop *l, ev_hook_proc *proc, void *data)
+{
+    l->on_wake = proc;
+    l->on_wake_data = data;
+}
+
+void
+ev_wake(ev_loop *l)
+{
+    uint64_t one = 1;
+    ssize_t n = write(l->wakefd, &one, sizeof one);
+    (void)n;   /* EAGAIN: the counter is already non-zero, a wakeup is pending */
+}
+
+void
+ev_stop(ev_loop *l)
+{
+    l->stop = 1;
+}
+
+int64_t
+ev_now_ms(const ev_loop *l)
+{
+    return l->now_ms;
+}
+
+int64_t
+ev_clock_ms(ev_loop *l)
+{
+    l->now_ms = ev_monotonic_ms();
+    return l->now_ms;
+}
+
+/* Run due timers; returns the ms until the next one (-1: none). */
+static long
+ev_run_timers(ev_loop *l)
+{
+    int64_t now = ev_clock_ms(l);
+    for (size_t i = 0; i < l->ntimers;) {
+        ev_timer *t = &l->timers[i];
+        if (t->when_ms > now) {
+            i++;
+            continue;
+        }
+        long long id = t->id;
+        long next = t->proc(l, id, t->data);
+        /* The callback may have added or removed timers: find it again. */
+        size_t k;
+        for (k = 0; k < l->ntimers && l->timers[k].id != id; k++)
+            ;
+        if (k == l->ntimers) {
+            i = 0;
+            continue;
+        }
+        if (next == EV_TIMER_STOP) {
+            l->timers[k] = l->timers[--l->ntimers];
+            i = 0;
+            continue;
+        }
+        l->timers[k].when_ms = ev_clock_ms(l) + next;
+        i = k + 1;
+    }
+    long wait = -1;
+    for (size_t i = 0; i < l->ntimers; i++) {
+        long d = (long)(l->timers[i].when_ms - now);
+        if (d < 0)
+            d = 0;
+        if (wait < 0 || d < wait)
+            wait = d;
+    }
+    return wait;
+}
+
+void
+ev_run(ev_loop *l)
+{
+    l->stop = 0;
+    while (!l->stop) {
+        long wait = ev_run_timers(l);
+        if (l->stop)
+            break;
+        if (l->before_sleep != NULL)
+            l->before_sleep(l, l->before_sleep_data);
+        int n = epoll_wait(l->epfd, l->ready, EV_BATCH, (int)wait);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            /* epoll_wait only fails on a broken loop; nothing can be served. */
+            abort();
+        }
+        ev_clock_ms(l);
+        for (int i = 0; i < n; i++) {
+            int fd = l->ready[i].data.fd;
+            uint32_t e = l->ready[i].events;
+            if (fd == -1) {
+                uint64_t v;
+                ssize_t r = read(l->wakefd, &v, sizeof v);
+                (void)r;
+                if (l->on_wake != NULL)
+                    l->on_wake(l, l->on_wake_data);
+                continue;
+            }
+            ev_file *f = &l->files[fd];
+            int mask = 0;
+            if (e & (EPOLLIN | EPOLLERR | EPOLLHUP))
+                mask |= EV_READABLE;
+            if (e & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+                mask |= EV_WRITABLE;
+            mask &= f->mask;
+            if (mask != 0 && f->proc != NULL)
+                f->proc(l, fd, f->data, mask);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+/* kiln_server_main.c -- `kiln-server`: serve a data directory's tables over
+ * HTTP (HBase REST shaped) and, optionally, the Redis protocol.
+ *
+ * Runs in the foreground and logs to stderr. SIGTERM or SIGINT drains (no
+ * new connections; requests in flight are answered) and exits 0. All signal
+ * handling is done by the main thread with sigwait; the workers never see a
+ * signal.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+
+#include "serving/server.h"
+#include "serving/slog.h"
+#include "storage/buf.h"
+
+static const char kiln_server_usage_text[] =
+    "Usage: kiln-server [--data DIR] [--listen ADDR] [--threads N] [--cache-mb N]\n"
+    "                   [--resp-listen ADDR] [--resp-column [TABLE=]FAMILY:QUALIFIER]...\n"
+    "                   [options]\n"
+    "\n"
+    "Serve every table of a Kiln data directory, read-only, over HTTP in the shape\n"
+    "of the HBase REST gateway, and optionally over the Redis protocol. A version\n"
+    "published by `kiln load` or `kiln rollback` is served within a second, after\n"
+    "its indexes, blooms and hot rows are loaded; requests in flight finish on the\n"
+    "version they started on. Runs in the foreground, logs to stderr; SIGTERM or\n"
+    "SIGINT drains the connections and exits 0.\n"
+    "\n"
+    "HTTP routes (JSON cells as in HBase REST: {\"Row\":[{\"key\":B64,\"Cell\":[{\"column\":\n"
+    "B64,\"timestamp\":N,\"$\":B64}]}]}):\n"
+    "  GET /                         tables\n"
+    "  GET /version                  server version\n"
+    "  GET /TABLE/schema             families and settings\n"
+    "  GET /TABLE/regions            regions with their files and bytes\n"
+    "  GET /TABLE/ROW[/F[:Q],...]    one row (?v=N versions); 404 when absent;\n"
+    "                                Accept: application/octet-stream on one cell\n"
+    "                                returns the raw value\n"
+    "  GET /TABLE/multiget?row=R1&row=R2...\n"
+    "  GET /TABLE/*?startrow=&endrow=&prefix=&limit=&reversed=&column=\n"
+    "                                a scan; a page cut short carries\n"
+    "                                \"next_startrow\" to resume from\n"
+    "  GET /TABLE/count?...          rows counted (paged like a scan)\n"
+    "  GET /metrics /healthz /status Prometheus metrics, health, HTML status page\n"
+    "Keys in paths and queries are percent-encoded (/ : , must be: %2F %3A %2C).\n"
+    "\n"
+    "Redis protocol (GET, MGET, EXISTS, PING, INFO, SELECT): database n is the n-th\n"
+    "table in name order (SELECT 0, the default, is the first); a key TABLE/ROW\n"
+    "whose prefix names a table reads that table instead. GET returns one column:\n"
+    "the --resp-column given for the table, else a global one whose family the\n"
+    "table has, else the row's first cell (lowest family:qualifier, newest).\n"
+    "\n"
+    "Options:\n"
+    "  --data DIR              data directory (default $KILN_DATA, else ./kiln-data)\n"
+    "  --listen ADDR           HTTP address HOST:PORT (default 127.0.0.1:8080)\n"
+    "  --resp-listen ADDR      also serve the Redis protocol on ADDR (e.g. 127.0.0.1:6380)\n"
+    "  --resp-column SPEC      [TABLE=]FAMILY:QUALIFIER (qualifier in \\xNN form);\n"
+    "                          repeatable\n"
+    "  --threads N             worker threads (default: one per CPU)\n"
+    "  --cache-mb N            cache budget in MiB, blocks and rows (default 1024)\n"
+    "  --row-cache-mb N        the row cache's part of it (default a quarter; 0: off)\n"
+    "  --max-conns N           open connections at most (default 10000)\n"
+    "  --max-request-bytes N   request head / Redis command size (default 65536)\n"
+    "  --max-headers N         headers per request (default 64)\n"
+    "  --idle-timeout S        close idle connections after S seconds (default 60)\n"
+    "  --scan-page-rows N      rows per scan response at most (default 10000)\n"
+    "  --poll-ms N             how often CURRENT files are checked (default 100)\n"
+    "  --warm-ms N             time a swap may spend warming hot rows (default 600)\n"
+    "  --drain-timeout S       longest drain on shutdown (default 10)\n"
+    "  --quiet                 log warnings and errors only\n"
+    "  -h, --help              this help\n"
+    "  -V, --version           print the version\n"
+    "\n"
+    "Addresses default to loopback; a non-loopback address is served with a\n"
+    "warning. Exit status: 0 after a drain, 64 usage error, 69 address in use or\n"
+    "unavailable, 74 I/O error, 70 internal error.\n";
+
+static int
+kiln_server_usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "kiln-server: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'kiln-server --help'.\n");
+    return EX_USAGE;
+}
+
+static int
+kiln_server_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (s == NULL || *s == '\0')
+        return -1;
+    uint64_t v = 0;
+    for (const char *p = s; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    enum {
+        OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
+        OPT_MAXCONN, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_DRAIN,
+        OPT_QUIET
+    };
+    static const struct option opts[] = {
+        {"data", required_argument, NULL, OPT_DATA},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"cache-mb", required_argument, NULL, OPT_CACHE},
+        {"row-cache-mb", required_argument, NULL, OPT_ROWCACHE},
+        {"resp-listen", required_argument, NULL, OPT_RESP},
+        {"resp-column", required_argument, NULL, OPT_RESPCOL},
+        {"max-conns", required_argument, NULL, OPT_MAXCONN},
+        {"max-request-bytes", required_argument, NULL, OPT_MAXREQ},
+        {"max-headers", required_argument, NULL, OPT_MAXHDR},
+        {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        {"scan-page-rows", required_argument, NULL, OPT_PAGE},
+        {"poll-ms", required_argument, NULL, OPT_POLL},
+        {"warm-ms", required_argument, NULL, OPT_WARM},
+        {"drain-timeout", required_argument, NULL, OPT_DRAIN},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    server_config cfg;
+    server_config_init(&cfg);
+    const char *env_data = getenv("KILN_DATA");
+    if (env_data != NULL && env_data[0] != '\0')
+        cfg.data_dir = env_data;
+    const char **columns = kiln_calloc((size_t)argc + 1, sizeof *columns);
+    size_t ncols = 0;
+    uint64_t v;
+    uint64_t cache_mb = SERVER_CACHE_MB_DEFAULT, row_mb = UINT64_MAX;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_DATA:
+            cfg.data_dir = optarg;
+            break;
+        case OPT_LISTEN:
+            cfg.listen = optarg;
+            break;
+        case OPT_RESP:
+            cfg.resp_listen = optarg;
+            break;
+        case OPT_RESPCOL:
+            columns[ncols++] = optarg;
+            break;
+        case OPT_THREADS:
+            if (kiln_server_u64(optarg, 1, 128, &v) != 0)
+                return kiln_server_usage_error("--threads must be 1..128, got '%s'", optarg);
+            cfg.threads = (int)v;
+            break;
+        case OPT_CACHE:
+            if (kiln_server_u64(optarg, 0, 1u << 20, &cache_mb) != 0)
+                return kiln_server_usage_error("--cache-mb must be 0..1048576, got '%s'", optarg);
+            break;
+        case OPT_ROWCACHE:
+            if (kiln_server_u64(optarg, 0, 1u << 20, &row_mb) != 0)
+                return kiln_server_usage_error("--row-cache-mb must be 0..1048576, got '%s'",
+                                               optarg);
+            break;
+        case OPT_MAXCONN:
+            if (kiln_server_u64(optarg, 1, 1000000, &v) != 0)
+                return kiln_server_usage_error("--max-conns must be 1..1000000, got '%s'", optarg);
+            cfg.max_conns = (int)v;
+            break;
+        case OPT_MAXREQ:
+            if (kiln_server_u64(optarg, 256, 64u << 20, &v) != 0)
+                return kiln_server_usage_error("--max-request-bytes must be 256..67108864, "
+                                               "got '%s'", optarg);
+            cfg.max_request_bytes = (size_t)v;
+            break;
+        case OPT_MAXHDR:
+            if (kiln_server_u64(optarg, 1, 10000, &v) != 0)
+                return kiln_server_usage_error("--max-headers must be 1..10000, got '%s'", optarg);
+            cfg.max_headers = (int)v;
+            break;
+        case OPT_IDLE:
+            if (kiln_server_u64(optarg, 1, 86400, &v) != 0)
+                return kiln_server_usage_error("--idle-timeout must be 1..86400 s, got '%s'",
+                                               optarg);
+            cfg.idle_timeout_ms = (int)v * 1000;
+            break;
+        case OPT_PAGE:
+            if (kiln_server_u64(optarg, 1, 10000000, &v) != 0)
+                return kiln_server_usage_error("--scan-page-rows must be 1..10000000, got '%s'",
+                                               optarg);
+            cfg.page_rows = v;
+            break;
+        case OPT_POLL:
+            if (kiln_server_u64(optarg, 1, 60000, &v) != 0)
+                return kiln_server_usage_error("--poll-ms must be 1..60000, got '%s'", optarg);
+            cfg.poll_ms = (long)v;
+            break;
+        case OPT_WARM:
+            if (kiln_server_u64(optarg, 0, 600000, &v) != 0)
+                return kiln_server_usage_error("--warm-ms must be 0..600000, got '%s'", optarg);
+            cfg.warm_ms = (long)v;
+            break;
+        case OPT_DRAIN:
+            if (kiln_server_u64(optarg, 0, 3600, &v) != 0)
+                return kiln_server_usage_error("--drain-timeout must be 0..3600 s, got '%s'",
+                                               optarg);
+            cfg.drain_timeout_ms = (int)v * 1000;
+            break;
+        case OPT_QUIET:
+            slog_set_quiet(1);
+            break;
+        case 'h':
+            fputs(kiln_server_usage_text, stdout);
+            return 0;
+        case 'V':
+            printf("kiln-server %s\n", KILN_VERSION);
+            return 0;
+        case ':':
+            return kiln_server_usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default:
+            return kiln_server_usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return kiln_server_usage_error("unexpected argument '%s'", argv[optind]);
+    if (row_mb != UINT64_MAX && row_mb > cache_mb)
+        return kiln_server_usage_error("--row-cache-mb must not exceed --cache-mb%s", "");
+    cfg.cache_bytes = (size_t)cache_mb << 20;
+    cfg.row_cache_bytes = row_mb == UINT64_MAX ? SIZE_MAX : (size_t)row_mb << 20;
+    cfg.resp_columns = columns;
+    cfg.resp_column_count = ncols;
+
+    struct stat sb;
+    if (stat(cfg.data_dir, &sb) != 0)
+        slog_warn("data directory %s does not exist yet: serving no tables until one is "
+                  "created", cfg.data_dir);
+
+    /* Workers inherit this mask: only the main thread takes the signals. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    server *s;
+    kiln_err err;
+    status_clear(&err);
+    if (server_start(&cfg, &s, &err) != KILN_OK) {
+        fprintf(stderr, "kiln-server: %s\n", err.msg);
+        free(columns);
+        if (err.code == KILN_INVALID)
+            return EX_USAGE;
+        if (err.code == KILN_NOT_FOUND || err.sys_errno != 0)
+            return EX_UNAVAILABLE;
+        return status_exit_code(err.code);
+    }
+    size_t ntables = 0;
+    views_table_info *infos;
+    ntables = views_table_infos(server_views(s), &infos);
+    free(infos);
+    slog_info("kiln-server %s serving %s (%zu table%s) over HTTP on %s (port %d), %d MiB cache",
+              KILN_VERSION, cfg.data_dir, ntables, ntables == 1 ? "" : "s", cfg.listen,
+              server_http_port(s), (int)cache_mb);
+    if (cfg.resp_listen != NULL)
+        slog_info("Redis protocol on %s (port %d)", cfg.resp_listen, server_resp_port(s));
+
+    int sig = 0;
+    sigwait(&set, &sig);
+    slog_info("%s: draining connections", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    server_shutdown(s);
+    server_wait(s);
+    server_free(s);
+    free(columns);
+    slog_info("stopped");
+    return 0;
+}

@@ -1,0 +1,67 @@
+/* resp_api.h -- the Redis-protocol commands of kiln-server: GET, MGET,
+ * EXISTS, PING, ECHO, INFO, SELECT, QUIT (and harmless replies to the
+ * CONFIG GET / COMMAND / CLIENT calls that tools send on connect). Writes
+ * answer -READONLY.
+ *
+ * Keys map to rows:
+ *   - a key "TABLE/ROW" whose part before the first '/' names a table
+ *     ("t/r" or "ns:t/r") reads row ROW of that table;
+ *   - any other key is a row of the connection's database: SELECT n picks
+ *     the n-th table in name order (database 0, the default, is the first).
+ * The value returned is one column: the --resp-column configured for the
+ * table ("TABLE=FAMILY:QUALIFIER"), else a global one ("FAMILY:QUALIFIER")
+ * when the table has that family, else the row's first cell (lowest family
+ * and qualifier, newest version). A row without that column reads as nil.
+ *
+ * Thread-safety: a resp_api belongs to one worker thread; the env is shared
+ * and read-only.
+ */
+#ifndef KILN_RESP_API_H
+#define KILN_RESP_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "serving/metrics.h"
+#include "serving/views.h"
+#include "storage/buf.h"
+#include "storage/schema.h"
+#include "storage/status.h"
+
+#define RESP_API_COLUMNS_MAX 64
+
+typedef struct resp_api_column {
+    char table[SCHEMA_NAME_MAX + 1];        /* canonical; "" = every table */
+    char family[SCHEMA_FAMILY_NAME_MAX + 1];
+    uint8_t *qualifier;                     /* owned */
+    size_t qualifier_len;
+} resp_api_column;
+
+typedef struct resp_api_env {
+    views *views;
+    metrics *metrics;
+    resp_api_column columns[RESP_API_COLUMNS_MAX];
+    size_t column_count;
+    char listen[64];
+    int threads;
+    int64_t started_ms;                     /* wall clock */
+} resp_api_env;
+
+/* Parse "[TABLE=]FAMILY:QUALIFIER" (qualifier in printable form, \xNN) and
+ * add it to env. KILN_INVALID naming the spec. */
+kiln_status resp_api_add_column(resp_api_env *env, const char *spec, kiln_err *err);
+/* Free the columns' qualifiers. */
+void resp_api_env_free(resp_api_env *env);
+
+typedef struct resp_api resp_api;
+
+resp_api *resp_api_new(const resp_api_env *env, views_reader *reader, views_ctx *ctx);
+void resp_api_free(resp_api *a);   /* a may be NULL */
+
+/* Answer one command (argc >= 1) into out. *db is the connection's
+ * database; *close is set by QUIT; *error is set when the reply is an
+ * error. Returns the route the command counts under. */
+metrics_route resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out,
+                              int *close, int *error);
+
+#endif

@@ -1,0 +1,429 @@
+/* rowcache.c -- sharded LRU caches of row images over one shared byte pool
+ * (rowcache.h). Each shard has a chained hash table and an intrusive LRU
+ * list under its own mutex; an entry is one allocation holding the key and
+ * the image. The pool's byte count is atomic so that caches of different
+ * tables and versions can share a budget without a global lock.
+ */
+#include "serving/rowcache.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROWCACHE_SHARD_BITS 5
+#define ROWCACHE_SHARDS (1u << ROWCACHE_SHARD_BITS)
+
+typedef struct rowcache_entry {
+    struct rowcache_entry *chain;
+    struct rowcache_entry *prev, *next;   /* LRU: sentinel.next is the newest */
+    uint64_t hash;
+    int64_t expires_ms;
+    uint32_t klen, vlen;
+    size_t charge;
+    uint8_t data[];                       /* key, then image */
+} rowcache_entry;
+
+typedef struct rowcache_shard {
+    pthread_mutex_t mu;
+    rowcache_entry **buckets;
+    size_t nbuckets;                      /* power of two */
+    size_t count;
+    size_t bytes;
+    rowcache_entry lru;
+    uint64_t hits, misses, inserts, evictions;
+    char pad[64];
+} rowcache_shard;
+
+struct rowcache_pool {
+    size_t capacity;
+    _Atomic uint64_t used;
+};
+
+struct rowcache {
+    rowcache_pool *pool;
+    rowcache_shard shards[ROWCACHE_SHARDS];
+};
+
+rowcache_pool *
+rowcache_pool_new(size_t capacity_bytes)
+{
+    rowcache_pool *p = kiln_calloc(1, sizeof *p);
+    p->capacity = capacity_bytes;
+    atomic_init(&p->used, 0);
+    return p;
+}
+
+void
+rowcache_pool_free(rowcache_pool *p)
+{
+    free(p);
+}
+
+size_t
+rowcache_pool_capacity(const rowcache_pool *p)
+{
+    return p ? p->capacity : 0;
+}
+
+uint64_t
+rowcache_pool_used(const rowcache_pool *p)
+{
+    return p ? atomic_load_explicit(&((rowcache_pool *)p)->used, memory_order_relaxed) : 0;
+}
+
+rowcache *
+rowcache_new(rowcache_pool *pool)
+{
+    if (pool == NULL || pool->capacity == 0)
+        return NULL;
+    rowcache *c = kiln_calloc(1, sizeof *c);
+    c->pool = pool;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
+        pthread_mutex_init(&s->mu, NULL);
+        s->nbuckets = 256;
+        s->buckets = kiln_calloc(s->nbuckets, sizeof *s->buckets);
+        s->lru.next = s->lru.prev = &s->lru;
+    }
+    return c;
+}
+
+void
+rowcache_free(rowcache *c)
+{
+    if (c == NULL)
+        return;
+    uint64_t freed = 0;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
+        for (rowcache_entry *e = s->lru.next; e != &s->lru;) {
+            rowcache_entry *next = e->next;
+            freed += e->charge;
+            free(e);
+            e = next;
+        }
+        free(s->buckets);
+        pthread_mutex_destroy(&s->mu);
+    }
+    atomic_fetch_sub_explicit(&c->pool->used, freed, memory_order_relaxed);
+    free(c);
+}
+
+static uint64_t
+rowcache_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    for (size_t k = 0; i < n; i++, k += 8)
+        w |= (uint64_t)p[i] << k;
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 29;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+    return h;
+}
+
+static rowcache_shard *
+rowcache_shard_of(rowcache *c, uint64_t h)
+{
+    return &c->shards[h >> (64 - ROWCACHE_SHARD_BITS)];
+}
+
+static rowcache_entry **
+rowcache_slot(rowcache_shard *s, uint64_t h, const uint8_t *key, size_t n)
+{
+    rowcache_entry **pp = &s->buckets[h & (s->nbuckets - 1)];
+    while (*pp != NULL) {
+        rowcache_entry *e = *pp;
+        if (e->hash == h && e->klen == n && memcmp(e->data, key, n) == 0)
+            return pp;
+        pp = &e->chain;
+    }
+    return pp;
+}
+
+static void
+rowcache_lru_unlink(rowcache_entry *e)
+{
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+}
+
+static void
+rowcache_lru_push(rowcache_shard *s, rowcache_entry *e)
+{
+    e->next = s->lru.next;
+    e->prev = &s->lru;
+    s->lru.next->prev = e;
+    s->lru.next = e;
+}
+
+/* Unlink e from its chain and the LRU list and free it. REQUIRES: s->mu. */
+static void
+rowcache_remove(rowcache *c, rowcache_shard *s, rowcache_entry *e)
+{
+    rowcache_entry **pp = rowcache_slot(s, e->hash, e->data, e->klen);
+    *pp = e->chain;
+    rowcache_lru_unlink(e);
+    s->count--;
+    s->bytes -= e->charge;
+    atomic_fetch_sub_explicit(&c->pool->used, e->charge, memory_order_relaxed);
+    free(e);
+}
+
+static void
+rowcache_grow(rowcache_shard *s)
+{
+    size_t nb = s->nbuckets * 2;
+    rowcache_entry **b = kiln_calloc(nb, sizeof *b);
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        for (rowcache_entry *e = s->buckets[i]; e != NULL;) {
+            rowcache_entry *next = e->chain;
+            e->chain = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+            e = next;
+        }
+    }
+    free(s->buckets);
+    s->buckets = b;
+    s->nbuckets = nb;
+}
+
+int
+rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *out)
+{
+    uint64_t h = rowcache_hash(key, n);
+    rowcache_shard *s = rowcache_shard_of(c, h);
+    pthread_mutex_lock(&s->mu);
+    rowcache_entry *e = *rowcache_slot(s, h, key, n);
+    if (e == NULL || e->expires_ms <= now_ms) {
+        if (e != NULL)
+            rowcache_remove(c, s, e);
+        s->misses++;
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    if (s->lru.next != e) {
+        rowcache_lru_unlink(e);
+        rowcache_lru_push(s, e);
+    }
+    s->hits++;
+    buf_reset(out);
+    buf_append(out, e->data + e->klen, e->vlen);
+    pthread_mutex_unlock(&s->mu);
+    return 1;
+}
+
+void
+rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
+             int64_t expires_ms)
+{
+    if (n > UINT32_MAX || len > UINT32_MAX)
+        return;
+    size_t charge = sizeof(rowcache_entry) + n + len + 16;
+    if (charge > c->pool->capacity / 8)
+        return;   /* one row must not flush a whole cache */
+    uint64_t h = rowcache_hash(key, n);
+    rowcache_entry *e = kiln_malloc(sizeof *e + n + len);
+    e->hash = h;
+    e->expires_ms = expires_ms;
+    e->klen = (uint32_t)n;
+    e->vlen = (uint32_t)len;
+    e->charge = charge;
+    e->chain = NULL;
+    memcpy(e->data, key, n);
+    if (len > 0)
+        memcpy(e->data + n, img, len);
+    rowcache_shard *s = rowcache_shard_of(c, h);
+    pthread_mutex_lock(&s->mu);
+    rowcache_entry **pp = rowcache_slot(s, h, key, n);
+    if (*pp != NULL) {
+        rowcache_remove(c, s, *pp);
+        pp = rowcache_slot(s, h, key, n);
+    }
+    *pp = e;
+    rowcache_lru_push(s, e);
+    s->count++;
+    s->bytes += charge;
+    s->inserts++;
+    uint64_t used = atomic_fetch_add_explicit(&c->pool->used, charge, memory_order_relaxed) +
+                    charge;
+    while (used > c->pool->capacity && s->lru.prev != &s->lru) {
+        rowcache_entry *old = s->lru.prev;
+        used -= old->charge;
+        rowcache_remove(c, s, old);
+        s->evictions++;
+        if (old == e)
+            break;
+    }
+    if (s->count > s->nbuckets)
+        rowcache_grow(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+size_t
+rowcache_hot_keys(rowcache *c, size_t max, kbuf *out)
+{
+    /* Copy each shard's newest keys, then interleave the shards so that a
+     * warm-up cut short by its time budget has covered every shard alike. */
+    kbuf per[ROWCACHE_SHARDS];
+    size_t cnt[ROWCACHE_SHARDS], pos[ROWCACHE_SHARDS];
+    size_t quota = (max + ROWCACHE_SHARDS - 1) / ROWCACHE_SHARDS;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
+        buf_init(&per[i]);
+        cnt[i] = pos[i] = 0;
+        pthread_mutex_lock(&s->mu);
+        for (rowcache_entry *e = s->lru.next; e != &s->lru && cnt[i] < quota; e = e->next) {
+            uint8_t len[4] = {(uint8_t)e->klen, (uint8_t)(e->klen >> 8),
+                              (uint8_t)(e->klen >> 16), (uint8_t)(e->klen >> 24)};
+            buf_append(&per[i], len, 4);
+            buf_append(&per[i], e->data, e->klen);
+            cnt[i]++;
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    size_t total = 0;
+    for (int more = 1; more && total < max;) {
+        more = 0;
+        for (unsigned i = 0; i < ROWCACHE_SHARDS && total < max; i++) {
+            if (pos[i] >= per[i].len)
+                continue;
+            const uint8_t *p = per[i].data + pos[i];
+            uint32_t kl = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                          (uint32_t)p[3] << 24;
+            buf_append(out, p, 4 + (size_t)kl);
+            pos[i] += 4 + (size_t)kl;
+            total++;
+            more = 1;
+        }
+    }
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++)
+        buf_free(&per[i]);
+    return total;
+}
+
+void
+rowcache_get_stats(rowcache *c, rowcache_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (c == NULL)
+        return;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        out->hits += s->hits;
+        out->misses += s->misses;
+        out->inserts += s->inserts;
+        out->evictions += s->evictions;
+        out->entries += s->count;
+        out->bytes += s->bytes;
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+/* ------------------------------------------------------------------ images */
+
+static void
+rowcache_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t
+rowcache_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void
+rowcache_encode(const store_row *r, kbuf *out)
+{
+    size_t need = 4;
+    for (size_t i = 0; i < r->count; i++) {
+        const kiln_cell *c = &r->cells[i];
+        need += 1 + c->family_len + 4 + c->qualifier_len + 8 + 4 + c->value_len;
+    }
+    buf_reset(out);
+    buf_reserve(out, need);
+    uint8_t *p = out->data;
+    rowcache_le32(p, (uint32_t)r->count);
+    p += 4;
+    for (size_t i = 0; i < r->count; i++) {
+        const kiln_cell *c = &r->cells[i];
+        *p++ = (uint8_t)c->family_len;
+        memcpy(p, c->family, c->family_len);
+        p += c->family_len;
+        rowcache_le32(p, c->qualifier_len);
+        p += 4;
+        if (c->qualifier_len)
+            memcpy(p, c->qualifier, c->qualifier_len);
+        p += c->qualifier_len;
+        uint64_t ts = (uint64_t)c->ts;
+        rowcache_le32(p, (uint32_t)ts);
+        rowcache_le32(p + 4, (uint32_t)(ts >> 32));
+        p += 8;
+        rowcache_le32(p, c->value_len);
+        p += 4;
+        if (c->value_len)
+            memcpy(p, c->value, c->value_len);
+        p += c->value_len;
+    }
+    out->len = need;
+}
+
+long
+rowcache_decode(const uint8_t *img, size_t len, kslice row, kiln_cell **cells, size_t *cap)
+{
+    if (len < 4)
+        return -1;
+    uint32_t count = rowcache_get32(img);
+    if (count > len)
+        return -1;
+    if (count > *cap) {
+        *cap = count;
+        *cells = kiln_realloc(*cells, *cap * sizeof **cells);
+    }
+    size_t pos = 4;
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_cell *c = &(*cells)[i];
+        memset(c, 0, sizeof *c);
+        if (pos + 1 > len)
+            return -1;
+        c->family_len = img[pos++];
+        if (len - pos < (size_t)c->family_len + 4)
+            return -1;
+        c->family = img + pos;
+        pos += c->family_len;
+        c->qualifier_len = rowcache_get32(img + pos);
+        pos += 4;
+        if (len - pos < (size_t)c->qualifier_len + 12)
+            return -1;
+        c->qualifier = img + pos;
+        pos += c->qualifier_len;
+        c->ts = (int64_t)((uint64_t)rowcache_get32(img + pos) |
+                          (uint64_t)rowcache_get32(img + pos + 4) << 32);
+        pos += 8;
+        c->value_len = rowcache_get32(img + pos);
+        pos += 4;
+        if (len - pos < c->value_len)
+            return -1;
+        c->value = img + pos;
+        pos += c->value_len;
+        c->row = row.p;
+        c->row_len = (uint32_t)row.n;
+        c->type = CELL_TYPE_PUT;
+    }
+    return pos == len ? (long)count : -1;
+}

@@ -1,0 +1,77 @@
+/* rowcache.h -- a cache of assembled rows of one table version, for the
+ * server's point reads: a hit costs one hash lookup and one copy instead of
+ * a bloom probe, an index search and a block scan. Because a version never
+ * changes, entries need no invalidation; a new version gets a new cache,
+ * warmed from the old one's most recently used keys before it is served.
+ *
+ * A row is cached as an image: every visible cell of the row (newest
+ * version of each column, all families), encoded as
+ *
+ *   OFFSET | SIZE | FIELD
+ *   0      | 4    | cell count C (little-endian, as every field below)
+ *   then C times:
+ *          | 1    | family length F
+ *          | F    | family
+ *          | 4    | qualifier length Q
+ *          | Q    | qualifier
+ *          | 8    | timestamp
+ *          | 4    | value length V
+ *          | V    | value
+ *
+ * An absent row is cached as C = 0. Entries carry an expiry time (the first
+ * moment a cell of the row passes its family's TTL) after which they miss.
+ *
+ * All caches of a server draw on one pool: a byte budget shared by every
+ * table and version, each cache evicting its own least recently used rows
+ * while the pool is over budget. Thread-safe: 32 shards, a mutex each.
+ */
+#ifndef KILN_ROWCACHE_H
+#define KILN_ROWCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/buf.h"
+#include "storage/cell.h"
+#include "storage/store_view.h"
+
+#define ROWCACHE_NO_EXPIRY INT64_MAX
+
+typedef struct rowcache_pool rowcache_pool;
+typedef struct rowcache rowcache;
+
+typedef struct rowcache_stats {
+    uint64_t hits, misses, inserts, evictions;
+    uint64_t entries, bytes;
+} rowcache_stats;
+
+/* A pool of capacity_bytes (0: caching disabled; rowcache_new returns NULL). */
+rowcache_pool *rowcache_pool_new(size_t capacity_bytes);
+/* REQUIRES: every cache of the pool freed. p may be NULL. */
+void rowcache_pool_free(rowcache_pool *p);
+size_t rowcache_pool_capacity(const rowcache_pool *p);
+uint64_t rowcache_pool_used(const rowcache_pool *p);
+
+/* A cache drawing on pool, or NULL if the pool is NULL or disabled. */
+rowcache *rowcache_new(rowcache_pool *pool);
+void rowcache_free(rowcache *c);   /* c may be NULL */
+
+/* Copy the image cached for key into out (replacing its contents). Returns
+ * 1 on a hit, 0 on a miss (absent, or expired at now_ms). */
+int rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *out);
+/* Cache img for key (replacing any entry) until expires_ms. */
+void rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
+                  int64_t expires_ms);
+/* Append up to max keys, most recently used first (shards taken in turn),
+ * each as a 4-byte little-endian length and the bytes. Returns the count. */
+size_t rowcache_hot_keys(rowcache *c, size_t max, kbuf *out);
+void rowcache_get_stats(rowcache *c, rowcache_stats *out);
+
+/* Encode the cells of r as an image (replacing out's contents). */
+void rowcache_encode(const store_row *r, kbuf *out);
+/* Decode an image into cells borrowing from img (row fields set to row).
+ * cells is grown as needed (*cap entries). Returns the cell count, or -1 if
+ * the image is malformed. */
+long rowcache_decode(const uint8_t *img, size_t len, kslice row, kiln_cell **cells, size_t *cap);
+
+#endif

@@ -1,0 +1,853 @@
+/* server.c -- workers, connections and framing of server.h.
+ *
+ * A connection moves through: reading (requests parsed as they complete
+ * and answered into the output buffer), writing (output sent after each
+ * batch; EV_WRITABLE only while the socket is full), closing (no more
+ * requests are read; the output is sent), lingering (our side shut down,
+ * the client's leftover bytes read and dropped until it closes or the
+ * linger time passes), closed. Every request's latency is measured from
+ * having its bytes complete to its response being queued.
+ */
+#include "serving/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serving/ev.h"
+#include "serving/http.h"
+#include "serving/http_api.h"
+#include "serving/metrics.h"
+#include "serving/net.h"
+#include "serving/resp.h"
+#include "serving/resp_api.h"
+#include "serving/slog.h"
+
+#define SERVER_RBUF_INITIAL 4096
+#define SERVER_OUT_KEEP (1u << 20)      /* output capacity kept after a flush */
+#define SERVER_TICK_MS 100
+#define SERVER_LINGER_MS 2000
+#define SERVER_ACCEPT_BATCH 64
+#define SERVER_BACKLOG 1024
+
+enum { CONN_HTTP = 0, CONN_RESP = 1 };
+
+typedef struct worker worker;
+
+typedef struct conn {
+    worker *w;
+    int fd;
+    int proto;
+    uint8_t *rbuf;
+    size_t rlen, rcap;
+    size_t scan;                 /* http_head_end's progress */
+    kbuf out;
+    size_t out_pos;
+    int64_t last_ms;
+    int closing;                 /* send what is queued, then close */
+    int lingering;
+    int64_t linger_until;
+    int paused;                  /* reading stopped while output drains */
+    int db;                      /* RESP database */
+    struct conn *prev, *next;
+} conn;
+
+struct worker {
+    server *s;
+    int id;
+    pthread_t thread;
+    int started;
+    ev_loop *loop;
+    int http_fd, resp_fd;
+    views_reader *reader;
+    views_ctx *ctx;
+    http_api *api;
+    resp_api *rapi;
+    metrics_local *m;
+    http_header *headers;
+    kslice *argv;
+    conn head;                   /* sentinel of the connection list */
+    size_t nconns;
+    char date[64];               /* "Date: ...\r\n" */
+    size_t date_len;
+    int64_t last_sweep_ms;
+    int draining;
+    int64_t drain_until;
+};
+
+struct server {
+    server_config cfg;
+    views *views;
+    metrics *metrics;
+    http_api_env env;
+    resp_api_env renv;
+    worker *workers;
+    int nworkers;
+    int http_port, resp_port;
+    _Atomic int conns;
+    _Atomic int shutdown;
+};
+
+void
+server_config_init(server_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->data_dir = "./kiln-data";
+    c->listen = SERVER_LISTEN_DEFAULT;
+    c->cache_bytes = (size_t)SERVER_CACHE_MB_DEFAULT << 20;
+    c->row_cache_bytes = SIZE_MAX;
+    c->max_conns = SERVER_MAX_CONNS_DEFAULT;
+    c->max_request_bytes = SERVER_MAX_REQUEST_DEFAULT;
+    c->max_headers = HTTP_HEADERS_MAX_DEFAULT;
+    c->idle_timeout_ms = SERVER_IDLE_TIMEOUT_MS_DEFAULT;
+    c->drain_timeout_ms = SERVER_DRAIN_TIMEOUT_MS_DEFAULT;
+    c->page_rows = HTTP_API_PAGE_ROWS_DEFAULT;
+    c->page_bytes = HTTP_API_PAGE_BYTES_DEFAULT;
+    c->poll_ms = VIEWS_POLL_MS_DEFAULT;
+    c->warm_ms = VIEWS_WARM_MS_DEFAULT;
+}
+
+static uint64_t
+server_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t
+server_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+server_update_date(worker *w)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    w->date_len = strftime(w->date, sizeof w->date, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+}
+
+/* ------------------------------------------------------------------ connections */
+
+static void conn_on_event(ev_loop *l, int fd, void *data, int mask);
+
+static void
+conn_close(conn *c)
+{
+    worker *w = c->w;
+    ev_del(w->loop, c->fd, EV_READABLE | EV_WRITABLE);
+    close(c->fd);
+    c->prev->next = c->next;
+    c->next->prev = c->prev;
+    w->nconns--;
+    atomic_fetch_sub_explicit(&w->s->conns, 1, memory_order_relaxed);
+    metrics_conn(w->m, -1);
+    free(c->rbuf);
+    buf_free(&c->out);
+    free(c);
+}
+
+/* Our side is done: shut down writes and drop what the client still sends. */
+static void
+conn_linger(conn *c)
+{
+    shutdown(c->fd, SHUT_WR);
+    c->lingering = 1;
+    c->linger_until = ev_now_ms(c->w->loop) + SERVER_LINGER_MS;
+    c->rlen = 0;
+    if (!(ev_mask(c->w->loop, c->fd) & EV_READABLE))
+        ev_add(c->w->loop, c->fd, EV_READABLE, conn_on_event, c, NULL);
+    ev_del(c->w->loop, c->fd, EV_WRITABLE);
+}
+
+/* Send queued output. Returns -1 if the connection was closed. */
+static int
+conn_flush(conn *c)
+{
+    worker *w = c->w;
+    while (c->out_pos < c->out.len) {
+        ssize_t n = send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos, MSG_NOSIGNAL);
+        if (n > 0) {
+            c->out_pos += (size_t)n;
+            metrics_bytes(w->m, 0, (uint64_t)n);
+            c->last_ms = ev_now_ms(w->loop);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            ev_add(w->loop, c->fd, EV_WRITABLE, conn_on_event, c, NULL);
+            if (c->out.len - c->out_pos > SERVER_OUT_HIGH && !c->paused) {
+                c->paused = 1;
+                ev_del(w->loop, c->fd, EV_READABLE);
+            }
+            return 0;
+        }
+        conn_close(c);
+        return -1;
+    }
+    c->out.len = c->out_pos = 0;
+    if (c->out.cap > SERVER_OUT_KEEP) {
+        buf_free(&c->out);
+        buf_init(&c->out);
+    }
+    if (ev_mask(w->loop, c->fd) & EV_WRITABLE)
+        ev_del(w->loop, c->fd, EV_WRITABLE);
+    if (c->closing) {
+        conn_linger(c);
+        return 0;
+    }
+    return 0;
+}
+
+static void
+server_append_u64(kbuf *b, uint64_t v)
+{
+    char tmp[24];
+    size_t k = sizeof tmp;
+    do {
+        tmp[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    buf_append(b, tmp + k, sizeof tmp - k);
+}
+
+static void
+server_append_str(kbuf *b, const char *s)
+{
+    buf_append(b, s, strlen(s));
+}
+
+/* Frame a reply: status line, headers, body (not for HEAD). */
+static void
+conn_http_reply(conn *c, const http_api_reply *r, int keep_alive, int head_only, int minor)
+{
+    kbuf *o = &c->out;
+    buf_reserve(o, 256 + r->body->len);
+    server_append_str(o, "HTTP/1.1 ");
+    server_append_u64(o, (uint64_t)r->status);
+    buf_append_u8(o, ' ');
+    server_append_str(o, http_status_text(r->status));
+    server_append_str(o, "\r\nServer: kiln-server/" KILN_VERSION "\r\n");
+    buf_append(o, c->w->date, c->w->date_len);
+    server_append_str(o, "Content-Type: ");
+    server_append_str(o, r->content_type);
+    server_append_str(o, "\r\nContent-Length: ");
+    server_append_u64(o, r->body->len);
+    server_append_str(o, "\r\n");
+    if (r->has_version) {
+        server_append_str(o, "X-Kiln-Version: ");
+        server_append_u64(o, r->version);
+        server_append_str(o, "\r\n");
+    }
+    if (r->has_timestamp) {
+        char ts[32];
+        int n = snprintf(ts, sizeof ts, "%lld", (long long)r->timestamp);
+        server_append_str(o, "X-Timestamp: ");
+        buf_append(o, ts, (size_t)n);
+        server_append_str(o, "\r\n");
+    }
+    if (r->allow != NULL) {
+        server_append_str(o, "Allow: ");
+        server_append_str(o, r->allow);
+        server_append_str(o, "\r\n");
+    }
+    if (!keep_alive)
+        server_append_str(o, "Connection: close\r\n");
+    else if (minor == 0)
+        server_append_str(o, "Connection: keep-alive\r\n");
+    server_append_str(o, "\r\n");
+    if (!head_only)
+        buf_append(o, r->body->data, r->body->len);
+}
+
+static const char *
+server_error_code(int status)
+{
+    switch (status) {
+    case 408: return "timeout";
+    case 413: return "too_large";
+    case 414: return "uri_too_long";
+    case 431: return "headers_too_large";
+    case 501: return "not_implemented";
+    case 505: return "http_version";
+    case 503: return "unavailable";
+    default:  return "bad_request";
+    }
+}
+
+/* An error that ends the connection (unparsable or oversized request). */
+static void
+conn_http_fail(conn *c, int status, const char *reason)
+{
+    http_api_reply r;
+    uint64_t t0 = server_now_ns();
+    http_api_error(c->w->api, status, server_error_code(status), reason, &r);
+    conn_http_reply(c, &r, 0, 0, 1);
+    c->closing = 1;
+    metrics_observe(c->w->m, ROUTE_OTHER, status, server_now_ns() - t0);
+}
+
+/* Answer the complete requests in the read buffer. */
+static void
+conn_http_process(conn *c)
+{
+    worker *w = c->w;
+    size_t pos = 0;
+    while (!c->closing && pos < c->rlen && c->out.len - c->out_pos <= SERVER_OUT_HIGH) {
+        size_t head = http_head_end(c->rbuf + pos, c->rlen - pos, &c->scan);
+        if (head == 0)
+            break;
+        c->scan = 0;
+        uint64_t t0 = server_now_ns();
+        http_request req;
+        http_error e;
+        if (http_parse_request(c->rbuf + pos, head, w->headers, (size_t)w->s->cfg.max_headers,
+                               &req, &e) != 0) {
+            conn_http_fail(c, e.status, e.reason);
+            pos += head;
+            break;
+        }
+        http_api_reply r;
+        http_api_handle(w->api, &req, &r);
+        int keep = req.keep_alive && !w->draining;
+        conn_http_reply(c, &r, keep, req.head_only, req.version_minor);
+        metrics_observe(w->m, r.route, r.status, server_now_ns() - t0);
+        pos += head;
+        if (!keep)
+            c->closing = 1;
+    }
+    if (pos > 0) {
+        memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+        c->rlen -= pos;
+        if (c->scan > c->rlen)
+            c->scan = 0;
+    }
+    if (!c->closing && c->rlen >= w->s->cfg.max_request_bytes) {
+        int status = http_oversize_status(c->rbuf, c->rlen);
+        conn_http_fail(c, status, status == 414 ? "request line too long"
+                                                : "request head too large");
+    }
+}
+
+static void
+conn_resp_process(conn *c)
+{
+    worker *w = c->w;
+    size_t pos = 0;
+    while (!c->closing && pos < c->rlen && c->out.len - c->out_pos <= SERVER_OUT_HIGH) {
+        size_t argc, used;
+        const char *why;
+        resp_parse_result pr = resp_parse(c->rbuf + pos, c->rlen - pos, w->argv,
+                                          RESP_ARGS_MAX_DEFAULT, w->s->cfg.max_request_bytes,
+                                          &argc, &used, &why);
+        if (pr == RESP_INCOMPLETE)
+            break;
+        if (pr == RESP_ERROR) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "ERR %s", why);
+            resp_add_error(&c->out, msg);
+            metrics_observe(w->m, ROUTE_RESP_OTHER, 400, 0);
+            c->closing = 1;
+            break;
+        }
+        pos += used;
+        if (pr == RESP_EMPTY)
+            continue;
+        uint64_t t0 = server_now_ns();
+        int quit = 0, error = 0;
+        metrics_route route = resp_api_handle(w->rapi, w->argv, argc, &c->db, &c->out, &quit,
+                                              &error);
+        metrics_observe(w->m, route, error ? 400 : 200, server_now_ns() - t0);
+        if (quit || w->draining)
+            c->closing = 1;
+    }
+    if (pos > 0) {
+        memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+        c->rlen -= pos;
+    }
+    if (!c->closing && c->rlen >= w->s->cfg.max_request_bytes) {
+        resp_add_error(&c->out, "ERR Protocol error: request larger than --max-request-bytes");
+        c->closing = 1;
+    }
+}
+
+static void
+conn_process(conn *c)
+{
+    if (c->proto == CONN_HTTP)
+        conn_http_process(c);
+    else
+        conn_resp_process(c);
+}
+
+static void
+conn_on_event(ev_loop *l, int fd, void *data, int mask)
+{
+    conn *c = data;
+    worker *w = c->w;
+    (void)fd;
+    if (mask & EV_WRITABLE) {
+        if (conn_flush(c) != 0)
+            return;
+        if (c->lingering)
+            return;
+        if (c->out_pos == c->out.len && c->paused) {
+            c->paused = 0;
+            ev_add(l, c->fd, EV_READABLE, conn_on_event, c, NULL);
+            /* requests that arrived while paused are already buffered */
+            views_reader_refresh(w->reader);
+            conn_process(c);
+            if (conn_flush(c) != 0)
+                return;
+        }
+    }
+    if (!(mask & EV_READABLE) || c->paused)
+        return;
+    if (c->lingering) {
+        uint8_t sink[4096];
+        ssize_t n = recv(c->fd, sink, sizeof sink, 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            conn_close(c);
+        return;
+    }
+    if (c->closing)
+        return;
+    if (c->rlen == c->rcap) {
+        size_t ncap = c->rcap * 2;
+        if (ncap > w->s->cfg.max_request_bytes)
+            ncap = w->s->cfg.max_request_bytes;
+        if (ncap > c->rcap) {
+            c->rbuf = kiln_realloc(c->rbuf, ncap);
+            c->rcap = ncap;
+        }
+    }
+    ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+    if (n == 0) {
+        conn_close(c);
+        return;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            conn_close(c);
+        return;
+    }
+    c->rlen += (size_t)n;
+    c->last_ms = ev_now_ms(l);
+    metrics_bytes(w->m, (uint64_t)n, 0);
+    views_reader_refresh(w->reader);
+    conn_process(c);
+    conn_flush(c);
+}
+
+/* ------------------------------------------------------------------ accepting */
+
+static void
+server_refuse(int fd, int proto)
+{
+    static const char body[] =
+        "{\"status\":503,\"code\":\"unavailable\",\"message\":\"too many connections\"}\n";
+    char msg[512];
+    int len;
+    if (proto == CONN_HTTP)
+        len = snprintf(msg, sizeof msg,
+                       "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                       "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                       sizeof body - 1, body);
+    else
+        len = snprintf(msg, sizeof msg, "-ERR max number of clients reached\r\n");
+    ssize_t n = send(fd, msg, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)n;
+    close(fd);
+}
+
+static void
+server_on_accept(ev_loop *l, int lfd, void *data, int mask)
+{
+    worker *w = data;
+    (void)mask;
+    int proto = lfd == w->http_fd ? CONN_HTTP : CONN_RESP;
+    for (int i = 0; i < SERVER_ACCEPT_BATCH; i++) {
+        int fd = net_accept(lfd);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                slog_warn("accept: %s (raise the descriptor limit or lower --max-conns)",
+                          strerror(errno));
+            return;
+        }
+        if (atomic_load_explicit(&w->s->conns, memory_order_relaxed) >= w->s->cfg.max_conns ||
+            w->draining) {
+            server_refuse(fd, proto);
+            continue;
+        }
+        net_set_nodelay(fd);
+        conn *c = kiln_calloc(1, sizeof *c);
+        c->w = w;
+        c->fd = fd;
+        c->proto = proto;
+        c->rcap = SERVER_RBUF_INITIAL < w->s->cfg.max_request_bytes
+                      ? SERVER_RBUF_INITIAL
+                      : w->s->cfg.max_request_bytes;
+        c->rbuf = kiln_malloc(c->rcap);
+        c->last_ms = ev_now_ms(l);
+        kiln_err err;
+        status_clear(&err);
+        if (ev_add(l, fd, EV_READABLE, conn_on_event, c, &err) != KILN_OK) {
+            slog_warn("%s", err.msg);
+            free(c->rbuf);
+            free(c);
+            server_refuse(fd, proto);
+            continue;
+        }
+        c->next = w->head.next;
+        c->prev = &w->head;
+        w->head.next->prev = c;
+        w->head.next = c;
+        w->nconns++;
+        atomic_fetch_add_explicit(&w->s->conns, 1, memory_order_relaxed);
+        metrics_conn(w->m, 1);
+    }
+}
+
+/* ------------------------------------------------------------------ timers, drain */
+
+static void
+worker_close_listeners(worker *w)
+{
+    if (w->http_fd >= 0) {
+        ev_del(w->loop, w->http_fd, EV_READABLE);
+        close(w->http_fd);
+        w->http_fd = -1;
+    }
+    if (w->resp_fd >= 0) {
+        ev_del(w->loop, w->resp_fd, EV_READABLE);
+        close(w->resp_fd);
+        w->resp_fd = -1;
+    }
+}
+
+static void
+worker_sweep(worker *w, int64_t now)
+{
+    int idle_ms = w->s->cfg.idle_timeout_ms;
+    for (conn *c = w->head.next; c != &w->head;) {
+        conn *next = c->next;
+        int idle = now - c->last_ms > idle_ms;
+        if (c->lingering) {
+            if (now > c->linger_until)
+                conn_close(c);
+        } else if (w->draining && c->rlen == 0 && c->out_pos == c->out.len) {
+            conn_close(c);   /* nothing in flight */
+        } else if (w->draining && now > w->drain_until) {
+            conn_close(c);
+        } else if (idle && c->out_pos < c->out.len) {
+            conn_close(c);   /* the client stopped reading */
+        } else if (idle && c->rlen > 0 && c->proto == CONN_HTTP && !c->closing) {
+            conn_http_fail(c, 408, "request not completed within the idle timeout");
+            conn_flush(c);
+        } else if (idle && !c->closing) {
+            conn_close(c);
+        }
+        c = next;
+    }
+}
+
+static long
+worker_tick(ev_loop *l, long long id, void *data)
+{
+    worker *w = data;
+    (void)id;
+    int64_t now = ev_now_ms(l);
+    views_reader_refresh(w->reader);
+    if (now - w->last_sweep_ms >= 1000 || w->draining) {
+        w->last_sweep_ms = now;
+        server_update_date(w);
+        if (w->id == 0)
+            metrics_tick(w->s->metrics);
+        worker_sweep(w, now);
+    }
+    if (w->draining && w->nconns == 0)
+        ev_stop(l);
+    return SERVER_TICK_MS;
+}
+
+static void
+worker_on_wake(ev_loop *l, void *data)
+{
+    worker *w = data;
+    if (!atomic_load(&w->s->shutdown) || w->draining)
+        return;
+    w->draining = 1;
+    w->drain_until = ev_clock_ms(l) + w->s->cfg.drain_timeout_ms;
+    worker_close_listeners(w);
+    for (conn *c = w->head.next; c != &w->head;) {
+        conn *next = c->next;
+        if (c->rlen == 0 && c->out_pos == c->out.len && !c->lingering)
+            conn_close(c);
+        else
+            c->closing = c->closing || c->proto == CONN_RESP;
+        c = next;
+    }
+    if (w->nconns == 0)
+        ev_stop(l);
+}
+
+static void *
+worker_main(void *arg)
+{
+    worker *w = arg;
+    w->reader = views_reader_new(w->s->views);
+    w->ctx = views_ctx_new();
+    w->api = http_api_new(&w->s->env, w->reader, w->ctx);
+    w->rapi = resp_api_new(&w->s->renv, w->reader, w->ctx);
+    server_update_date(w);
+    ev_timer_add(w->loop, SERVER_TICK_MS, worker_tick, w);
+    ev_set_on_wake(w->loop, worker_on_wake, w);
+    if (atomic_load(&w->s->shutdown))
+        worker_on_wake(w->loop, w);
+    ev_run(w->loop);
+    for (conn *c = w->head.next; c != &w->head;) {
+        conn *next = c->next;
+        conn_close(c);
+        c = next;
+    }
+    worker_close_listeners(w);
+    http_api_free(w->api);
+    resp_api_free(w->rapi);
+    views_ctx_free(w->ctx);
+    views_reader_free(w->reader);
+    w->api = NULL;
+    w->rapi = NULL;
+    w->ctx = NULL;
+    w->reader = NULL;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ start, stop */
+
+static kiln_status
+server_bind(server *s, const char *text, int *fds, int *port, kiln_err *err)
+{
+    net_addr a;
+    kiln_status st = net_parse_addr(text, &a, err);
+    if (st != KILN_OK)
+        return st;
+    for (int i = 0; i < s->nworkers; i++) {
+        if (i == 1 && *port > 0) {
+            /* port 0: every worker binds the port the first one got */
+            if (a.ss.ss_family == AF_INET)
+                ((struct sockaddr_in *)&a.ss)->sin_port = htons((uint16_t)*port);
+            else
+                ((struct sockaddr_in6 *)&a.ss)->sin6_port = htons((uint16_t)*port);
+        }
+        st = net_listen(&a, SERVER_BACKLOG, 1, &fds[i], err);
+        if (st != KILN_OK)
+            return st;
+        if (i == 0)
+            *port = net_local_port(fds[0]);
+    }
+    if (!net_addr_is_loopback(&a))
+        slog_warn("%s is not a loopback address: the server is reachable from the network",
+                  text);
+    return KILN_OK;
+}
+
+kiln_status
+server_start(const server_config *cfg, server **out, kiln_err *err)
+{
+    *out = NULL;
+    if (cfg->max_request_bytes < 256 || cfg->max_headers < 1 || cfg->max_conns < 1 ||
+        cfg->idle_timeout_ms < 1 || cfg->page_rows < 1)
+        return status_set(err, KILN_INVALID, "server: a limit is out of range");
+    server *s = kiln_calloc(1, sizeof *s);
+    s->cfg = *cfg;
+    s->http_port = s->resp_port = -1;
+    atomic_init(&s->conns, 0);
+    atomic_init(&s->shutdown, 0);
+    s->nworkers = cfg->threads > 0 ? cfg->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (s->nworkers < 1)
+        s->nworkers = 1;
+    if (s->nworkers > 128)
+        s->nworkers = 128;
+    size_t rows = cfg->row_cache_bytes == SIZE_MAX ? cfg->cache_bytes / 4 : cfg->row_cache_bytes;
+    if (rows > cfg->cache_bytes)
+        rows = cfg->cache_bytes;
+    views_options vo;
+    views_options_init(&vo);
+    vo.block_cache_bytes = cfg->cache_bytes - rows;
+    vo.row_cache_bytes = rows;
+    vo.poll_ms = cfg->poll_ms;
+    vo.warm_ms = cfg->warm_ms;
+    s->metrics = metrics_new();
+    kiln_status st;
+    for (size_t i = 0; i < cfg->resp_column_count; i++) {
+        st = resp_api_add_column(&s->renv, cfg->resp_columns[i], err);
+        if (st != KILN_OK) {
+            server_free(s);
+            return st;
+        }
+    }
+    s->workers = kiln_calloc((size_t)s->nworkers, sizeof *s->workers);
+    int *hfds = kiln_calloc((size_t)s->nworkers, sizeof *hfds);
+    int *rfds = kiln_calloc((size_t)s->nworkers, sizeof *rfds);
+    for (int i = 0; i < s->nworkers; i++)
+        hfds[i] = rfds[i] = -1;
+    st = server_bind(s, cfg->listen, hfds, &s->http_port, err);
+    if (st == KILN_OK && cfg->resp_listen != NULL)
+        st = server_bind(s, cfg->resp_listen, rfds, &s->resp_port, err);
+    if (st == KILN_OK)
+        st = views_open(cfg->data_dir, &vo, &s->views, err);
+    int setsize = cfg->max_conns + 64 + 2 * s->nworkers;
+    for (int i = 0; i < s->nworkers; i++) {
+        worker *w = &s->workers[i];
+        w->s = s;
+        w->id = i;
+        w->http_fd = hfds[i];
+        w->resp_fd = rfds[i];
+        w->head.next = w->head.prev = &w->head;
+        w->headers = kiln_calloc((size_t)cfg->max_headers, sizeof *w->headers);
+        w->argv = kiln_calloc(RESP_ARGS_MAX_DEFAULT, sizeof *w->argv);
+        if (st == KILN_OK)
+            st = ev_loop_new(setsize + 1024, &w->loop, err);
+        if (st == KILN_OK && w->http_fd >= 0)
+            st = ev_add(w->loop, w->http_fd, EV_READABLE, server_on_accept, w, err);
+        if (st == KILN_OK && w->resp_fd >= 0)
+            st = ev_add(w->loop, w->resp_fd, EV_READABLE, server_on_accept, w, err);
+        w->m = metrics_local_new(s->metrics);
+    }
+    free(hfds);
+    free(rfds);
+    if (st != KILN_OK) {
+        server_free(s);
+        return st;
+    }
+    s->env.views = s->views;
+    s->env.metrics = s->metrics;
+    snprintf(s->env.listen, sizeof s->env.listen, "%s", cfg->listen);
+    char *colon = strrchr(s->env.listen, ':');
+    if (colon != NULL)
+        snprintf(colon + 1, sizeof s->env.listen - (size_t)(colon + 1 - s->env.listen), "%d",
+                 s->http_port);
+    if (cfg->resp_listen != NULL) {
+        snprintf(s->env.resp_listen, sizeof s->env.resp_listen, "%s", cfg->resp_listen);
+        colon = strrchr(s->env.resp_listen, ':');
+        if (colon != NULL)
+            snprintf(colon + 1,
+                     sizeof s->env.resp_listen - (size_t)(colon + 1 - s->env.resp_listen), "%d",
+                     s->resp_port);
+    }
+    s->env.threads = s->nworkers;
+    s->env.block_cache_bytes = vo.block_cache_bytes;
+    s->env.row_cache_bytes = vo.row_cache_bytes;
+    s->env.started_ms = server_wall_ms();
+    s->env.page_rows = cfg->page_rows;
+    s->env.page_bytes = cfg->page_bytes ? cfg->page_bytes : HTTP_API_PAGE_BYTES_DEFAULT;
+    s->env.count_rows = HTTP_API_COUNT_ROWS_DEFAULT;
+    atomic_init(&s->env.draining, 0);
+    s->renv.views = s->views;
+    s->renv.metrics = s->metrics;
+    snprintf(s->renv.listen, sizeof s->renv.listen, "%s", s->env.resp_listen);
+    s->renv.threads = s->nworkers;
+    s->renv.started_ms = s->env.started_ms;
+    st = views_start(s->views, err);
+    for (int i = 0; st == KILN_OK && i < s->nworkers; i++) {
+        int rc = pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
+        if (rc == 0)
+            s->workers[i].started = 1;
+        if (rc != 0) {
+            st = status_set_errno(err, rc, "server: pthread_create");
+            atomic_store(&s->shutdown, 1);
+            for (int k = 0; k < i; k++)
+                ev_wake(s->workers[k].loop);
+            for (int k = 0; k < i; k++) {
+                pthread_join(s->workers[k].thread, NULL);
+                s->workers[k].started = 0;
+            }
+        }
+    }
+    if (st != KILN_OK) {
+        if (s->views != NULL)
+            views_stop(s->views);
+        server_free(s);
+        return st;
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+int
+server_http_port(const server *s)
+{
+    return s->http_port;
+}
+
+int
+server_resp_port(const server *s)
+{
+    return s->resp_port;
+}
+
+views *
+server_views(server *s)
+{
+    return s->views;
+}
+
+void
+server_shutdown(server *s)
+{
+    atomic_store(&s->shutdown, 1);
+    atomic_store(&s->env.draining, 1);
+    for (int i = 0; i < s->nworkers; i++) {
+        if (s->workers[i].loop != NULL)
+            ev_wake(s->workers[i].loop);
+    }
+}
+
+void
+server_wait(server *s)
+{
+    for (int i = 0; i < s->nworkers; i++) {
+        if (s->workers[i].started) {
+            pthread_join(s->workers[i].thread, NULL);
+            s->workers[i].started = 0;
+        }
+    }
+    views_stop(s->views);
+}
+
+void
+server_free(server *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; s->workers != NULL && i < s->nworkers; i++) {
+        worker *w = &s->workers[i];
+        if (w->http_fd >= 0)
+            close(w->http_fd);
+        if (w->resp_fd >= 0)
+            close(w->resp_fd);
+        ev_loop_free(w->loop);
+        free(w->headers);
+        free(w->argv);
+    }
+    free(s->workers);
+    views_close(s->views);
+    metrics_free(s->metrics);
+    resp_api_env_free(&s->renv);
+    free(s);
+}

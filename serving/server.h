@@ -1,0 +1,78 @@
+/* server.h -- kiln-server's network side: N worker threads, each running its
+ * own event loop (ev.h) over its own listening sockets (SO_REUSEPORT, so the
+ * kernel spreads connections over the workers), serving HTTP/1.1 with
+ * keep-alive and pipelining (http.h, http_api.h) and, optionally, the Redis
+ * protocol (resp.h, resp_api.h) on a second address. A background thread
+ * (views.h) swaps in new table versions.
+ *
+ * Per connection: a read buffer that grows up to max_request_bytes, an
+ * output buffer that collects the responses of every request found in one
+ * read (pipelining) and goes out in one send(2); reading pauses while more
+ * than SERVER_OUT_HIGH bytes wait to be sent. Limits: request size, header
+ * count, connections (over the limit: one error reply, then close), idle
+ * timeout (408 for a half-received request). Errors close the connection
+ * only after the error reply was sent and the client's leftover bytes were
+ * drained (a lingering close), so the client sees the reply.
+ *
+ * server_shutdown (safe to call from a signal-watching thread) stops
+ * accepting, lets in-flight requests finish and close their connections,
+ * and makes server_wait return once every connection is gone or the drain
+ * timeout passed.
+ */
+#ifndef KILN_SERVER_H
+#define KILN_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "serving/views.h"
+#include "storage/status.h"
+
+#define SERVER_LISTEN_DEFAULT "127.0.0.1:8080"
+#define SERVER_MAX_CONNS_DEFAULT 10000
+#define SERVER_MAX_REQUEST_DEFAULT (64 * 1024)
+#define SERVER_IDLE_TIMEOUT_MS_DEFAULT 60000
+#define SERVER_DRAIN_TIMEOUT_MS_DEFAULT 10000
+#define SERVER_CACHE_MB_DEFAULT 1024
+#define SERVER_OUT_HIGH (4u << 20)
+
+typedef struct server_config {
+    const char *data_dir;
+    const char *listen;               /* HTTP address */
+    const char *resp_listen;          /* Redis-protocol address, or NULL */
+    int threads;                      /* workers; 0 = one per CPU */
+    size_t cache_bytes;               /* block cache + row cache */
+    size_t row_cache_bytes;           /* the row cache's part; SIZE_MAX = a quarter */
+    int max_conns;
+    size_t max_request_bytes;
+    int max_headers;
+    int idle_timeout_ms;
+    int drain_timeout_ms;
+    uint64_t page_rows;               /* rows per scan page */
+    size_t page_bytes;
+    long poll_ms;                     /* CURRENT checks */
+    long warm_ms;                     /* warm-up budget of a swap */
+    const char *const *resp_columns;  /* "[TABLE=]FAMILY:QUALIFIER" */
+    size_t resp_column_count;
+} server_config;
+
+void server_config_init(server_config *c);
+
+typedef struct server server;
+
+/* Open the views, bind the listeners and start the workers. KILN_INVALID for
+ * a bad setting or address, KILN_IO for a bind failure (naming the address). */
+kiln_status server_start(const server_config *c, server **out, kiln_err *err);
+/* Ports actually bound (useful with port 0). -1 if not listening. */
+int server_http_port(const server *s);
+int server_resp_port(const server *s);
+views *server_views(server *s);
+
+/* Begin a graceful shutdown. Async-signal-safe. */
+void server_shutdown(server *s);
+/* Wait until the workers have drained and stopped. */
+void server_wait(server *s);
+/* Free everything. REQUIRES: server_wait returned. s may be NULL. */
+void server_free(server *s);
+
+#endif

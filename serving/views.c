@@ -1,0 +1,809 @@
+/* views.c -- snapshots of the served tables and the background thread that
+ * swaps in new versions (views.h).
+ *
+ * Ownership: the views object owns the current snapshot (one reference);
+ * each reader owns one reference to the snapshot it reads; a snapshot owns
+ * one reference to each of its entries; an entry owns its store_view and
+ * row cache. Entries of unchanged tables are shared by successive
+ * snapshots. Only the poller (the background thread, or the caller of
+ * views_poll) creates snapshots, so it reads v->cur without the lock; the
+ * lock orders the pointer swap against readers taking a reference.
+ */
+#include "serving/views.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serving/slog.h"
+#include "storage/schema.h"
+#include "storage/table.h"
+
+#define VIEWS_LIST_MS 1000
+#define VIEWS_RETRY_MS 1000
+#define VIEWS_SAMPLE_KEYS 1024
+#define VIEWS_SAMPLE_KEY_MAX 256
+#define VIEWS_SAMPLE_EVERY 16
+
+struct views_entry {
+    _Atomic long refs;
+    char name[SCHEMA_NAME_MAX + 1];
+    store_view *view;
+    uint64_t version;
+    rowcache *rows;                /* NULL: no row cache (disabled, or a TTL table) */
+    /* Without a row cache, a sample of requested rows to warm the next version. */
+    pthread_mutex_t sample_mu;
+    kbuf *sample;                  /* VIEWS_SAMPLE_KEYS slots */
+    size_t sample_next, sample_count;
+};
+
+typedef struct views_snapshot {
+    _Atomic long refs;
+    uint64_t gen;
+    views_entry **entries;         /* sorted by name */
+    size_t count;
+} views_snapshot;
+
+typedef struct views_state {
+    views_table_info info;
+    int64_t retry_at_ms;           /* monotonic: next open attempt after a failure */
+} views_state;
+
+struct views {
+    char data_dir[PATH_MAX];
+    views_options opt;
+    block_cache *cache;
+    rowcache_pool *pool;
+    pthread_mutex_t mu;            /* cur, states */
+    views_snapshot *cur;
+    _Atomic uint64_t gen;
+    _Atomic uint64_t swaps;
+    views_state *states;           /* sorted by name, one per table ever seen */
+    size_t nstates;
+    int64_t listed_ms;
+    views_ctx *warm_ctx;           /* the poller's read scratch */
+    pthread_t thread;
+    int running;
+    pthread_mutex_t stop_mu;
+    pthread_cond_t stop_cv;
+    int stop;
+};
+
+struct views_reader {
+    views *v;
+    views_snapshot *snap;
+    uint64_t gen;
+};
+
+struct views_ctx {
+    store_row_buf *buf;
+    kbuf img;
+    kiln_cell *cells;
+    size_t cap;
+    kiln_cell *picked;
+    size_t picked_cap;
+    unsigned sample_tick;
+};
+
+static int64_t
+views_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double
+views_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int64_t
+views_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+views_options_init(views_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->block_cache_bytes = (size_t)768 << 20;
+    o->row_cache_bytes = (size_t)256 << 20;
+    o->poll_ms = VIEWS_POLL_MS_DEFAULT;
+    o->warm_ms = VIEWS_WARM_MS_DEFAULT;
+    o->warm_keys = VIEWS_WARM_KEYS_DEFAULT;
+}
+
+/* ------------------------------------------------------------------ entries */
+
+static int
+views_schema_has_ttl(const kiln_schema *s)
+{
+    for (size_t i = 0; i < s->family_count; i++) {
+        if (s->families[i].ttl_s < SCHEMA_TTL_FOREVER)
+            return 1;
+    }
+    return 0;
+}
+
+static views_entry *
+views_entry_new(views *v, const char *name, store_view *sv)
+{
+    views_entry *e = kiln_calloc(1, sizeof *e);
+    atomic_init(&e->refs, 1);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->view = sv;
+    e->version = store_view_version(sv);
+    if (!views_schema_has_ttl(store_view_schema(sv)))
+        e->rows = rowcache_new(v->pool);
+    pthread_mutex_init(&e->sample_mu, NULL);
+    if (e->rows == NULL)
+        e->sample = kiln_calloc(VIEWS_SAMPLE_KEYS, sizeof *e->sample);
+    return e;
+}
+
+static void
+views_entry_ref(views_entry *e)
+{
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+static void
+views_entry_unref(views_entry *e)
+{
+    if (e == NULL || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    store_view_unref(e->view);
+    rowcache_free(e->rows);
+    if (e->sample != NULL) {
+        for (size_t i = 0; i < VIEWS_SAMPLE_KEYS; i++)
+            buf_free(&e->sample[i]);
+        free(e->sample);
+    }
+    pthread_mutex_destroy(&e->sample_mu);
+    free(e);
+}
+
+static void
+views_entry_sample(views_entry *e, const uint8_t *row, size_t n)
+{
+    if (e->sample == NULL || n > VIEWS_SAMPLE_KEY_MAX)
+        return;
+    pthread_mutex_lock(&e->sample_mu);
+    kbuf *slot = &e->sample[e->sample_next];
+    buf_reset(slot);
+    buf_append(slot, row, n);
+    e->sample_next = (e->sample_next + 1) % VIEWS_SAMPLE_KEYS;
+    if (e->sample_count < VIEWS_SAMPLE_KEYS)
+        e->sample_count++;
+    pthread_mutex_unlock(&e->sample_mu);
+}
+
+/* The keys to warm a successor of e with (4-byte LE length + bytes each). */
+static size_t
+views_entry_hot_keys(views_entry *e, size_t max, kbuf *out)
+{
+    if (e->rows != NULL)
+        return rowcache_hot_keys(e->rows, max, out);
+    size_t k = 0;
+    pthread_mutex_lock(&e->sample_mu);
+    for (size_t i = 0; i < e->sample_count && k < max; i++, k++) {
+        size_t at = (e->sample_next + VIEWS_SAMPLE_KEYS - 1 - i) % VIEWS_SAMPLE_KEYS;
+        uint32_t n = (uint32_t)e->sample[at].len;
+        uint8_t len[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+        buf_append(out, len, 4);
+        buf_append(out, e->sample[at].data, n);
+    }
+    pthread_mutex_unlock(&e->sample_mu);
+    return k;
+}
+
+const char *
+views_entry_name(const views_entry *e)
+{
+    return e->name;
+}
+
+uint64_t
+views_entry_version(const views_entry *e)
+{
+    return e->version;
+}
+
+store_view *
+views_entry_view(const views_entry *e)
+{
+    return e->view;
+}
+
+const kiln_schema *
+views_entry_schema(const views_entry *e)
+{
+    return store_view_schema(e->view);
+}
+
+/* ------------------------------------------------------------------ snapshots */
+
+static void
+views_snapshot_unref(views_snapshot *s)
+{
+    if (s == NULL || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (size_t i = 0; i < s->count; i++)
+        views_entry_unref(s->entries[i]);
+    free(s->entries);
+    free(s);
+}
+
+/* Publish a snapshot of entries (references taken over). */
+static void
+views_publish(views *v, views_entry **entries, size_t count)
+{
+    views_snapshot *s = kiln_calloc(1, sizeof *s);
+    atomic_init(&s->refs, 1);
+    s->entries = entries;
+    s->count = count;
+    pthread_mutex_lock(&v->mu);
+    views_snapshot *old = v->cur;
+    s->gen = (old ? old->gen : 0) + 1;
+    v->cur = s;
+    atomic_store_explicit(&v->gen, s->gen, memory_order_release);
+    pthread_mutex_unlock(&v->mu);
+    views_snapshot_unref(old);
+}
+
+/* ------------------------------------------------------------------ state */
+
+static views_state *
+views_state_find(views *v, const char *name)
+{
+    size_t lo = 0, hi = v->nstates;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(v->states[mid].info.name, name);
+        if (c == 0)
+            return &v->states[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* REQUIRES: v->mu. */
+static views_state *
+views_state_get(views *v, const char *name)
+{
+    views_state *st = views_state_find(v, name);
+    if (st != NULL)
+        return st;
+    v->states = kiln_realloc(v->states, (v->nstates + 1) * sizeof *v->states);
+    size_t at = 0;
+    while (at < v->nstates && strcmp(v->states[at].info.name, name) < 0)
+        at++;
+    memmove(&v->states[at + 1], &v->states[at], (v->nstates - at) * sizeof *v->states);
+    v->nstates++;
+    st = &v->states[at];
+    memset(st, 0, sizeof *st);
+    snprintf(st->info.name, sizeof st->info.name, "%s", name);
+    return st;
+}
+
+static void
+views_note_error(views *v, const char *name, const kiln_err *err)
+{
+    pthread_mutex_lock(&v->mu);
+    views_state *st = views_state_get(v, name);
+    int same = strcmp(st->info.error, err->msg) == 0;
+    snprintf(st->info.error, sizeof st->info.error, "%s", err->msg);
+    st->retry_at_ms = views_mono_ms() + VIEWS_RETRY_MS;
+    pthread_mutex_unlock(&v->mu);
+    if (!same)
+        slog_error("table %s: cannot open the current version (still serving the previous "
+                   "one, retrying every %d ms): %s", name, VIEWS_RETRY_MS, err->msg);
+}
+
+static int
+views_may_retry(views *v, const char *name)
+{
+    pthread_mutex_lock(&v->mu);
+    views_state *st = views_state_find(v, name);
+    int ok = st == NULL || st->retry_at_ms <= views_mono_ms();
+    pthread_mutex_unlock(&v->mu);
+    return ok;
+}
+
+static void
+views_note_open(views *v, const views_entry *e, double open_ms, double warm_ms, uint64_t warmed,
+                int swap)
+{
+    pthread_mutex_lock(&v->mu);
+    views_state *st = views_state_get(v, e->name);
+    st->info.version = e->version;
+    st->info.opened_ms = views_wall_ms();
+    st->info.last_open_ms = open_ms;
+    st->info.last_warm_ms = warm_ms;
+    st->info.last_warm_rows = warmed;
+    st->info.error[0] = '\0';
+    st->retry_at_ms = 0;
+    if (swap)
+        st->info.swaps++;
+    pthread_mutex_unlock(&v->mu);
+}
+
+/* ------------------------------------------------------------------ open, poll */
+
+kiln_status
+views_open(const char *data_dir, const views_options *o, views **out, kiln_err *err)
+{
+    *out = NULL;
+    if (strlen(data_dir) >= PATH_MAX)
+        return status_set(err, KILN_INVALID, "%s: path too long", data_dir);
+    views *v = kiln_calloc(1, sizeof *v);
+    snprintf(v->data_dir, sizeof v->data_dir, "%s", data_dir);
+    v->opt = *o;
+    if (v->opt.poll_ms <= 0)
+        v->opt.poll_ms = VIEWS_POLL_MS_DEFAULT;
+    v->cache = block_cache_new(o->block_cache_bytes);
+    v->pool = o->row_cache_bytes ? rowcache_pool_new(o->row_cache_bytes) : NULL;
+    pthread_mutex_init(&v->mu, NULL);
+    pthread_mutex_init(&v->stop_mu, NULL);
+    pthread_cond_init(&v->stop_cv, NULL);
+    atomic_init(&v->gen, 0);
+    atomic_init(&v->swaps, 0);
+    v->warm_ctx = views_ctx_new();
+    char **names;
+    size_t n;
+    kiln_status st = table_list(data_dir, &names, &n, err);
+    if (st != KILN_OK) {
+        views_close(v);
+        return st;
+    }
+    table_list_free(names, n);
+    v->listed_ms = -VIEWS_LIST_MS;
+    views_poll(v);
+    if (v->cur == NULL)
+        views_publish(v, NULL, 0);
+    *out = v;
+    return KILN_OK;
+}
+
+void
+views_close(views *v)
+{
+    if (v == NULL)
+        return;
+    views_stop(v);
+    views_snapshot_unref(v->cur);
+    views_ctx_free(v->warm_ctx);
+    free(v->states);
+    rowcache_pool_free(v->pool);
+    block_cache_free(v->cache);
+    pthread_mutex_destroy(&v->mu);
+    pthread_mutex_destroy(&v->stop_mu);
+    pthread_cond_destroy(&v->stop_cv);
+    free(v);
+}
+
+/* Replay old's hot rows against e within the time budget. */
+static uint64_t
+views_warm(views *v, views_entry *old, views_entry *e)
+{
+    if (old == NULL || v->opt.warm_ms <= 0 || v->opt.warm_keys == 0)
+        return 0;
+    kbuf keys = KBUF_INIT;
+    size_t n = views_entry_hot_keys(old, v->opt.warm_keys, &keys);
+    double deadline = views_mono_s() + (double)v->opt.warm_ms / 1000.0;
+    uint64_t done = 0;
+    size_t pos = 0;
+    kiln_err err;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = keys.data + pos;
+        uint32_t kl = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                      (uint32_t)p[3] << 24;
+        pos += 4 + (size_t)kl;
+        store_row r;
+        status_clear(&err);
+        if (views_get(e, v->warm_ctx, p + 4, kl, NULL, &r, &err) != KILN_OK)
+            break;   /* a bad block: the requests will report it */
+        done++;
+        if ((done & 63) == 0 && views_mono_s() > deadline)
+            break;
+    }
+    buf_free(&keys);
+    return done;
+}
+
+static int
+views_name_cmp(const void *a, const void *b)
+{
+    const views_entry *x = *(views_entry *const *)a, *y = *(views_entry *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+/* Open name's current version as a new entry warmed from old (may be NULL).
+ * NULL if it failed (reported). */
+static views_entry *
+views_open_entry(views *v, const char *name, views_entry *old)
+{
+    double t0 = views_mono_s();
+    store_view *sv;
+    kiln_err err;
+    status_clear(&err);
+    if (store_view_open(v->data_dir, name, v->cache, &sv, &err) != KILN_OK) {
+        if (err.code == KILN_NOT_FOUND && old == NULL)
+            return NULL;   /* vanished between the listing and the open */
+        views_note_error(v, name, &err);
+        return NULL;
+    }
+    views_entry *e = views_entry_new(v, name, sv);
+    double t1 = views_mono_s();
+    uint64_t warmed = views_warm(v, old, e);
+    double t2 = views_mono_s();
+    views_note_open(v, e, (t1 - t0) * 1e3, (t2 - t1) * 1e3, warmed, old != NULL);
+    if (old != NULL)
+        slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %llu hot rows warmed "
+                  "in %.1f ms)", name, (unsigned long long)old->version,
+                  (unsigned long long)e->version, (t1 - t0) * 1e3, (unsigned long long)warmed,
+                  (t2 - t1) * 1e3);
+    else
+        slog_info("table %s: serving version %llu (opened in %.1f ms)", name,
+                  (unsigned long long)e->version, (t1 - t0) * 1e3);
+    return e;
+}
+
+size_t
+views_poll(views *v)
+{
+    views_snapshot *cur = v->cur;   /* only the poller replaces it */
+    size_t oldn = cur ? cur->count : 0;
+    int changed = 0;
+    size_t swapped = 0;
+    views_entry **next = NULL;
+    size_t count = 0;
+    int64_t now = views_mono_ms();
+    if (now - v->listed_ms >= VIEWS_LIST_MS) {
+        v->listed_ms = now;
+        char **names;
+        size_t n;
+        kiln_err err;
+        status_clear(&err);
+        if (table_list(v->data_dir, &names, &n, &err) != KILN_OK) {
+            slog_error("%s", err.msg);
+        } else {
+            next = kiln_calloc(n ? n : 1, sizeof *next);
+            for (size_t i = 0; i < n; i++) {
+                views_entry *have = NULL;
+                for (size_t k = 0; k < oldn && have == NULL; k++) {
+                    if (strcmp(cur->entries[k]->name, names[i]) == 0)
+                        have = cur->entries[k];
+                }
+                if (have != NULL) {
+                    views_entry_ref(have);
+                    next[count++] = have;
+                } else if (views_may_retry(v, names[i])) {
+                    views_entry *e = views_open_entry(v, names[i], NULL);
+                    if (e != NULL) {
+                        next[count++] = e;
+                        changed = 1;
+                    }
+                }
+            }
+            if (count != oldn)
+                changed = 1;
+            table_list_free(names, n);
+        }
+    }
+    if (next == NULL) {
+        next = kiln_calloc(oldn ? oldn : 1, sizeof *next);
+        for (size_t k = 0; k < oldn; k++) {
+            views_entry_ref(cur->entries[k]);
+            next[count++] = cur->entries[k];
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        views_entry *e = next[i];
+        if (store_view_is_current(e->view) || !views_may_retry(v, e->name))
+            continue;
+        views_entry *ne = views_open_entry(v, e->name, e);
+        if (ne == NULL)
+            continue;
+        next[i] = ne;
+        views_entry_unref(e);
+        changed = 1;
+        swapped++;
+    }
+    if (!changed && cur != NULL) {
+        for (size_t i = 0; i < count; i++)
+            views_entry_unref(next[i]);
+        free(next);
+        return 0;
+    }
+    qsort(next, count, sizeof *next, views_name_cmp);
+    views_publish(v, next, count);
+    atomic_fetch_add_explicit(&v->swaps, swapped, memory_order_relaxed);
+    return swapped;
+}
+
+static void *
+views_thread(void *arg)
+{
+    views *v = arg;
+    pthread_mutex_lock(&v->stop_mu);
+    while (!v->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long ns = ts.tv_nsec + (v->opt.poll_ms % 1000) * 1000000L;
+        ts.tv_sec += v->opt.poll_ms / 1000 + ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&v->stop_cv, &v->stop_mu, &ts);
+        if (v->stop)
+            break;
+        pthread_mutex_unlock(&v->stop_mu);
+        views_poll(v);
+        pthread_mutex_lock(&v->stop_mu);
+    }
+    pthread_mutex_unlock(&v->stop_mu);
+    return NULL;
+}
+
+kiln_status
+views_start(views *v, kiln_err *err)
+{
+    if (v->running)
+        return KILN_OK;
+    v->stop = 0;
+    int rc = pthread_create(&v->thread, NULL, views_thread, v);
+    if (rc != 0)
+        return status_set_errno(err, rc, "views: pthread_create");
+    v->running = 1;
+    return KILN_OK;
+}
+
+void
+views_stop(views *v)
+{
+    if (!v->running)
+        return;
+    pthread_mutex_lock(&v->stop_mu);
+    v->stop = 1;
+    pthread_cond_signal(&v->stop_cv);
+    pthread_mutex_unlock(&v->stop_mu);
+    pthread_join(v->thread, NULL);
+    v->running = 0;
+}
+
+const char *
+views_data_dir(const views *v)
+{
+    return v->data_dir;
+}
+
+block_cache *
+views_block_cache(views *v)
+{
+    return v->cache;
+}
+
+rowcache_pool *
+views_rowcache_pool(views *v)
+{
+    return v->pool;
+}
+
+uint64_t
+views_swaps(const views *v)
+{
+    return atomic_load_explicit(&((views *)v)->swaps, memory_order_relaxed);
+}
+
+size_t
+views_table_infos(views *v, views_table_info **out)
+{
+    pthread_mutex_lock(&v->mu);
+    views_snapshot *s = v->cur;
+    size_t n = s ? s->count : 0;
+    *out = kiln_calloc(n ? n : 1, sizeof **out);
+    for (size_t i = 0; i < n; i++) {
+        views_state *st = views_state_find(v, s->entries[i]->name);
+        if (st != NULL)
+            (*out)[i] = st->info;
+        snprintf((*out)[i].name, sizeof (*out)[i].name, "%s", s->entries[i]->name);
+        (*out)[i].version = s->entries[i]->version;
+    }
+    pthread_mutex_unlock(&v->mu);
+    return n;
+}
+
+/* ------------------------------------------------------------------ readers */
+
+views_reader *
+views_reader_new(views *v)
+{
+    views_reader *r = kiln_calloc(1, sizeof *r);
+    r->v = v;
+    views_reader_refresh(r);
+    return r;
+}
+
+void
+views_reader_free(views_reader *r)
+{
+    if (r == NULL)
+        return;
+    views_snapshot_unref(r->snap);
+    free(r);
+}
+
+void
+views_reader_refresh(views_reader *r)
+{
+    uint64_t g = atomic_load_explicit(&r->v->gen, memory_order_acquire);
+    if (r->snap != NULL && g == r->gen)
+        return;
+    pthread_mutex_lock(&r->v->mu);
+    views_snapshot *s = r->v->cur;
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&r->v->mu);
+    views_snapshot_unref(r->snap);
+    r->snap = s;
+    r->gen = s->gen;
+}
+
+views_entry *
+views_reader_find(views_reader *r, const char *name, size_t n)
+{
+    char raw[SCHEMA_NAME_MAX + 1], canon[SCHEMA_NAME_MAX + 1];
+    if (n == 0 || n > SCHEMA_NAME_MAX || memchr(name, '\0', n) != NULL)
+        return NULL;
+    memcpy(raw, name, n);
+    raw[n] = '\0';
+    if (schema_name_canon(raw, canon, NULL) != KILN_OK)
+        return NULL;
+    views_snapshot *s = r->snap;
+    size_t lo = 0, hi = s->count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(s->entries[mid]->name, canon);
+        if (c == 0)
+            return s->entries[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+size_t
+views_reader_count(const views_reader *r)
+{
+    return r->snap->count;
+}
+
+views_entry *
+views_reader_at(const views_reader *r, size_t i)
+{
+    return i < r->snap->count ? r->snap->entries[i] : NULL;
+}
+
+void
+views_rowcache_totals(const views_reader *r, rowcache_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < r->snap->count; i++) {
+        rowcache_stats s;
+        rowcache_get_stats(r->snap->entries[i]->rows, &s);
+        out->hits += s.hits;
+        out->misses += s.misses;
+        out->inserts += s.inserts;
+        out->evictions += s.evictions;
+        out->entries += s.entries;
+        out->bytes += s.bytes;
+    }
+}
+
+/* ------------------------------------------------------------------ reads */
+
+views_ctx *
+views_ctx_new(void)
+{
+    views_ctx *c = kiln_calloc(1, sizeof *c);
+    c->buf = store_row_buf_new();
+    return c;
+}
+
+void
+views_ctx_free(views_ctx *c)
+{
+    if (c == NULL)
+        return;
+    store_row_buf_free(c->buf);
+    buf_free(&c->img);
+    free(c->cells);
+    free(c->picked);
+    free(c);
+}
+
+static int
+views_cell_wanted(const kiln_cell *cell, const store_row_opts *o)
+{
+    for (size_t i = 0; i < o->column_count; i++) {
+        const store_column *col = &o->columns[i];
+        size_t fl = strlen(col->family);
+        if (fl != cell->family_len || memcmp(col->family, cell->family, fl) != 0)
+            continue;
+        if (col->qualifier == NULL)
+            return 1;
+        if (col->qualifier_len == cell->qualifier_len &&
+            (col->qualifier_len == 0 ||
+             memcmp(col->qualifier, cell->qualifier, col->qualifier_len) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+kiln_status
+views_get(views_entry *e, views_ctx *c, const uint8_t *row, size_t n, const store_row_opts *o,
+          store_row *out, kiln_err *err)
+{
+    store_row_opts dflt;
+    if (o == NULL) {
+        store_row_opts_init(&dflt);
+        o = &dflt;
+    }
+    int cacheable = e->rows != NULL && o->max_versions <= 1 && o->ts_min == 0 &&
+                    o->ts_max == INT64_MAX && o->now_ms == 0 && n > 0;
+    const kiln_schema *schema = store_view_schema(e->view);
+    for (size_t i = 0; cacheable && i < o->column_count; i++) {
+        const char *f = o->columns[i].family;
+        if (schema_find_family(schema, (const uint8_t *)f, strlen(f)) == NULL)
+            cacheable = 0;   /* let the store report the unknown family */
+    }
+    if (!cacheable) {
+        if (e->sample != NULL && (c->sample_tick++ % VIEWS_SAMPLE_EVERY) == 0)
+            views_entry_sample(e, row, n);
+        return store_view_get(e->view, row, n, o, c->buf, out, err);
+    }
+    kslice key = kslice_make(row, n);
+    if (!rowcache_get(e->rows, row, n, 0, &c->img)) {
+        store_row full;
+        kiln_status st = store_view_get(e->view, row, n, NULL, c->buf, &full, err);
+        if (st != KILN_OK)
+            return st;
+        rowcache_encode(&full, &c->img);
+        rowcache_put(e->rows, row, n, c->img.data, c->img.len, ROWCACHE_NO_EXPIRY);
+    }
+    long cnt = rowcache_decode(c->img.data, c->img.len, key, &c->cells, &c->cap);
+    if (cnt < 0)
+        return status_set(err, KILN_INTERNAL, "table %s: malformed row cache image", e->name);
+    out->row = key;
+    if (o->column_count == 0) {
+        out->cells = c->cells;
+        out->count = (size_t)cnt;
+        return KILN_OK;
+    }
+    if ((size_t)cnt > c->picked_cap) {
+        c->picked_cap = (size_t)cnt;
+        c->picked = kiln_realloc(c->picked, c->picked_cap * sizeof *c->picked);
+    }
+    size_t k = 0;
+    for (long i = 0; i < cnt; i++) {
+        if (views_cell_wanted(&c->cells[i], o))
+            c->picked[k++] = c->cells[i];
+    }
+    out->cells = c->picked;
+    out->count = k;
+    return KILN_OK;
+}
