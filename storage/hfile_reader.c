@@ -639,17 +639,62 @@ hfile_reader_close(hfile_reader *r)
     free(r);
 }
 
-const char *hfile_reader_path(const hfile_reader *r) { return r->path; }
-const hfile_trailer *hfile_reader_trailer(const hfile_reader *r) { return &r->t; }
-const hfile_fileinfo *hfile_reader_fileinfo(const hfile_reader *r) { return &r->fi; }
+const char *
+hfile_reader_path(const hfile_reader *r)
+{
+    return r->path;
+}
+
+const hfile_trailer *
+hfile_reader_trailer(const hfile_reader *r)
+{
+    return &r->t;
+}
+
+const hfile_fileinfo *
+hfile_reader_fileinfo(const hfile_reader *r)
+{
+    return &r->fi;
+}
+
 uint64_t hfile_reader_file_size(const hfile_reader *r) { return r->size; }
 uint64_t hfile_reader_entry_count(const hfile_reader *r) { return r->t.entry_count; }
-hfile_encoding hfile_reader_encoding(const hfile_reader *r) { return r->encoding; }
-kiln_bloom_type hfile_reader_bloom_type(const hfile_reader *r) { return r->bloom_type; }
-int hfile_reader_has_delete_family_bloom(const hfile_reader *r) { return r->delfam.usable; }
-size_t hfile_reader_memory(const hfile_reader *r) { return r->memory; }
-kslice hfile_reader_first_key(const hfile_reader *r) { return r->first_key; }
-kslice hfile_reader_last_key(const hfile_reader *r) { return r->last_key; }
+hfile_encoding
+hfile_reader_encoding(const hfile_reader *r)
+{
+    return r->encoding;
+}
+
+kiln_bloom_type
+hfile_reader_bloom_type(const hfile_reader *r)
+{
+    return r->bloom_type;
+}
+
+int
+hfile_reader_has_delete_family_bloom(const hfile_reader *r)
+{
+    return r->delfam.usable;
+}
+
+size_t
+hfile_reader_memory(const hfile_reader *r)
+{
+    return r->memory;
+}
+
+kslice
+hfile_reader_first_key(const hfile_reader *r)
+{
+    return r->first_key;
+}
+
+kslice
+hfile_reader_last_key(const hfile_reader *r)
+{
+    return r->last_key;
+}
+
 
 /* ------------------------------------------------------------------ bloom */
 
