@@ -657,8 +657,17 @@ hfile_reader_fileinfo(const hfile_reader *r)
     return &r->fi;
 }
 
-uint64_t hfile_reader_file_size(const hfile_reader *r) { return r->size; }
-uint64_t hfile_reader_entry_count(const hfile_reader *r) { return r->t.entry_count; }
+uint64_t
+hfile_reader_file_size(const hfile_reader *r)
+{
+    return r->size;
+}
+
+uint64_t
+hfile_reader_entry_count(const hfile_reader *r)
+{
+    return r->t.entry_count;
+}
 hfile_encoding
 hfile_reader_encoding(const hfile_reader *r)
 {
