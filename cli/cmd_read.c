@@ -1,5 +1,6 @@
 /* cmd_read.c -- `kiln get | scan | count`: reads through the region store
- * (storage/store_view.h) of the data directory. Text output is the HBase
+ * (storage/store_view.h) of the data directory, or through a kiln-server
+ * with --server (cli/remote.h), with the same output. Text output is the HBase
  * shell's (` ROW   column=f:q, timestamp=T, value=V`, then `N row(s)`); --json
  * prints HBase REST's CellSet form, {"Row":[{"key":B64,"Cell":[{"column":B64,
  * "timestamp":N,"$":B64}]}]}. Row keys, qualifiers and values in text use
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/remote.h"
 #include "storage/block_cache.h"
 #include "storage/cell.h"
 #include "storage/schema.h"
@@ -210,14 +212,16 @@ cmd_read_json_row(cli_out *o, const store_row *r, int first)
     cli_out_maybe_flush(o);
 }
 
+/* Open the table embedded (*cache, *v) or connect to the server (*rem). */
 static int
 cmd_read_open(const cli_globals *g, const char *ctx, const char *table, block_cache **cache,
-              store_view **v)
+              store_view **v, remote **rem)
 {
-    if (g->server != NULL)
-        return cli_usage_error(ctx, "--server is not supported by this command yet; use --data DIR");
     kiln_err err;
     status_clear(&err);
+    (void)ctx;
+    if (g->server != NULL)
+        return remote_open(g->server, rem, &err) == KILN_OK ? 0 : cli_report(&err);
     *cache = block_cache_new(CMD_READ_CACHE_BYTES);
     if (store_view_open(g->data_dir, table, *cache, v, &err) != KILN_OK) {
         block_cache_free(*cache);
@@ -367,9 +371,10 @@ cmd_get(const cli_globals *g, int argc, char **argv)
     }
     block_cache *cache = NULL;
     store_view *v = NULL;
+    remote *rem = NULL;
     if (rc < 0) {
         cmd_read_bind_columns(&a, (const char *const *)(argv + optind + 2));
-        int orc = cmd_read_open(g, "get", argv[optind], &cache, &v);
+        int orc = cmd_read_open(g, "get", argv[optind], &cache, &v, &rem);
         if (orc != 0)
             rc = orc;
     }
@@ -378,7 +383,11 @@ cmd_get(const cli_globals *g, int argc, char **argv)
         store_row r;
         kiln_err err;
         status_clear(&err);
-        if (store_view_get(v, row.data, row.len, &a.so.read, buf, &r, &err) != KILN_OK) {
+        kiln_status gst = rem != NULL ? remote_get(rem, argv[optind], row.data, row.len,
+                                                   &a.so.read, &r, &err)
+                                      : store_view_get(v, row.data, row.len, &a.so.read, buf, &r,
+                                                       &err);
+        if (gst != KILN_OK) {
             rc = cli_report(&err);
         } else {
             cli_out o;
@@ -402,6 +411,7 @@ cmd_get(const cli_globals *g, int argc, char **argv)
     }
     store_view_unref(v);
     block_cache_free(cache);
+    remote_close(rem);
     buf_free(&row);
     cmd_read_args_free(&a);
     return rc;
@@ -504,16 +514,20 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
     int rc = cmd_read_parse_scan("scan", cmd_scan_usage_text, argc, argv, &a, &specs, &nspecs);
     block_cache *cache = NULL;
     store_view *v = NULL;
+    remote *rem = NULL;
     if (rc < 0) {
-        int orc = cmd_read_open(g, "scan", argv[optind], &cache, &v);
+        int orc = cmd_read_open(g, "scan", argv[optind], &cache, &v, &rem);
         if (orc != 0)
             rc = orc;
     }
     if (rc < 0) {
         kiln_err err;
         status_clear(&err);
-        store_scan *s;
-        if (store_scan_open(v, &a.so, &s, &err) != KILN_OK) {
+        store_scan *s = NULL;
+        remote_scan *rs = NULL;
+        kiln_status sst = rem != NULL ? remote_scan_open(rem, argv[optind], &a.so, &rs, &err)
+                                      : store_scan_open(v, &a.so, &s, &err);
+        if (sst != KILN_OK) {
             rc = cli_report(&err);
         } else {
             cli_out o;
@@ -530,7 +544,9 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             for (;;) {
                 store_row r;
                 int has;
-                if ((st = store_scan_next(s, &r, &has, &err)) != KILN_OK || !has)
+                st = rs != NULL ? remote_scan_next(rs, &r, &has, &err)
+                                : store_scan_next(s, &r, &has, &err);
+                if (st != KILN_OK || !has)
                     break;
                 if (a.json) {
                     cmd_read_json_row(&o, &r, rows == 0);
@@ -548,11 +564,13 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             status_clear(&oerr);
             kiln_status ost = cli_out_close(&o, &oerr);
             store_scan_close(s);
+            remote_scan_close(rs);
             rc = st != KILN_OK ? cli_report(&err) : ost != KILN_OK ? cli_report(&oerr) : 0;
         }
     }
     store_view_unref(v);
     block_cache_free(cache);
+    remote_close(rem);
     cmd_read_free_specs(specs, nspecs);
     cmd_read_args_free(&a);
     return rc;
@@ -576,8 +594,9 @@ cmd_count(const cli_globals *g, int argc, char **argv)
     int rc = cmd_read_parse_scan("count", cmd_count_usage_text, argc, argv, &a, &specs, &nspecs);
     block_cache *cache = NULL;
     store_view *v = NULL;
+    remote *rem = NULL;
     if (rc < 0) {
-        int orc = cmd_read_open(g, "count", argv[optind], &cache, &v);
+        int orc = cmd_read_open(g, "count", argv[optind], &cache, &v, &rem);
         if (orc != 0)
             rc = orc;
     }
@@ -586,7 +605,9 @@ cmd_count(const cli_globals *g, int argc, char **argv)
         kiln_err err;
         status_clear(&err);
         a.so.reversed = 0;
-        if (store_view_count(v, &a.so, &rows, &err) != KILN_OK) {
+        kiln_status cst = rem != NULL ? remote_count(rem, argv[optind], &a.so, &rows, &err)
+                                      : store_view_count(v, &a.so, &rows, &err);
+        if (cst != KILN_OK) {
             rc = cli_report(&err);
         } else {
             printf("%" PRIu64 " row(s)\n", rows);
@@ -595,6 +616,7 @@ cmd_count(const cli_globals *g, int argc, char **argv)
     }
     store_view_unref(v);
     block_cache_free(cache);
+    remote_close(rem);
     cmd_read_free_specs(specs, nspecs);
     cmd_read_args_free(&a);
     return rc;

@@ -3,6 +3,8 @@
  * data directory's region store (storage/table.h, storage/store_view.h).
  * Output follows the HBase shell where HBase has the command (create, list,
  * describe) and is a tab-separated table with a header line otherwise.
+ * list, describe and regions also work through a kiln-server (--server,
+ * cli/remote.h) with the same output.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/remote.h"
 #include "storage/cell.h"
 #include "storage/env.h"
 #include "storage/manifest.h"
@@ -231,13 +234,21 @@ cmd_list(const cli_globals *g, int argc, char **argv)
     }
     if (optind != argc)
         return cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
-    if (cmd_table_no_server(g, "list"))
-        return EX_USAGE;
     char **names;
     size_t n;
     kiln_err err;
     status_clear(&err);
-    if (table_list(g->data_dir, &names, &n, &err) != KILN_OK)
+    kiln_status lst;
+    if (g->server != NULL) {
+        remote *rem;
+        lst = remote_open(g->server, &rem, &err);
+        if (lst == KILN_OK)
+            lst = remote_list(rem, &names, &n, &err);
+        remote_close(rem);
+    } else {
+        lst = table_list(g->data_dir, &names, &n, &err);
+    }
+    if (lst != KILN_OK)
         return cli_report(&err);
     cli_out o;
     cli_out_init(&o, STDOUT_FILENO);
@@ -288,14 +299,32 @@ cmd_describe(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("describe", optind >= argc ? "missing TABLE"
                                                           : "unexpected argument '%s'",
                                argv[optind < argc ? optind + 1 : 0]);
-    if (cmd_table_no_server(g, "describe"))
-        return EX_USAGE;
-    kiln_table *t;
-    kiln_err err;
+    kiln_table *t = NULL;
+    kiln_schema remote_s;
+    const kiln_schema *s;
+    size_t regions;
+    manifest_pointer ptr;
+    kiln_err err, e2;
     status_clear(&err);
-    if (table_open(g->data_dir, argv[optind], &t, &err) != KILN_OK)
-        return cli_report(&err);
-    const kiln_schema *s = table_schema(t);
+    status_clear(&e2);
+    kiln_status st;
+    if (g->server != NULL) {
+        remote *rem;
+        st = remote_open(g->server, &rem, &err);
+        if (st == KILN_OK)
+            st = remote_schema(rem, argv[optind], &remote_s, &regions, &ptr.version, &err);
+        remote_close(rem);
+        if (st != KILN_OK)
+            return cli_report(&err);
+        s = &remote_s;
+        st = ptr.version > 0 ? KILN_OK : KILN_NOT_FOUND;
+    } else {
+        if (table_open(g->data_dir, argv[optind], &t, &err) != KILN_OK)
+            return cli_report(&err);
+        s = table_schema(t);
+        regions = schema_region_count(s);
+        st = table_current(t, &ptr, &e2);
+    }
     cli_out o;
     cli_out_init(&o, STDOUT_FILENO);
     cli_out_printf(&o, "Table %s\nCOLUMN FAMILIES DESCRIPTION\n", s->name);
@@ -305,18 +334,17 @@ cmd_describe(const cli_globals *g, int argc, char **argv)
     char when[40];
     cmd_table_time(s->created_ms, when, sizeof when);
     cli_out_printf(&o, "REGIONS => %zu, KEEP_VERSIONS => %u, SALT_BUCKETS => %u, CREATED => %s\n",
-                   schema_region_count(s), s->keep_versions, s->salt_buckets, when);
+                   regions, s->keep_versions, s->salt_buckets, when);
     for (size_t i = 0; i < s->prop_count; i++)
         cli_out_printf(&o, "%s => '%s'\n", s->props[i].key, s->props[i].value);
-    manifest_pointer ptr;
-    kiln_err e2;
-    status_clear(&e2);
-    kiln_status st = table_current(t, &ptr, &e2);
     if (st == KILN_OK)
         cli_out_printf(&o, "CURRENT VERSION => %llu\n", (unsigned long long)ptr.version);
     else if (st == KILN_NOT_FOUND)
         cli_out_str(&o, "CURRENT VERSION => none (nothing loaded yet)\n");
-    table_close(t);
+    if (t != NULL)
+        table_close(t);
+    else
+        schema_free(&remote_s);
     int rc = cmd_table_finish(&o);
     if (st != KILN_OK && st != KILN_NOT_FOUND)
         return cli_report(&e2);
@@ -331,6 +359,39 @@ static const char cmd_regions_usage_text[] =
     "List the regions of the current version: index, start key (inclusive), end\n"
     "key (exclusive), HFiles and their bytes, tab-separated under a header.\n"
     "Keys are in printable form; an empty key is unbounded.\n";
+
+/* `kiln --server ADDR regions TABLE`: the same table from the server. */
+static int
+cmd_regions_remote(const char *server, const char *table)
+{
+    remote *rem;
+    kiln_err err;
+    status_clear(&err);
+    char name[SCHEMA_NAME_MAX + 1];
+    uint64_t version;
+    remote_region *regs = NULL;
+    size_t n = 0;
+    kiln_status st = remote_open(server, &rem, &err);
+    if (st == KILN_OK)
+        st = remote_regions(rem, table, name, &version, &regs, &n, &err);
+    remote_close(rem);
+    if (st != KILN_OK)
+        return cli_report(&err);
+    cli_out o;
+    cli_out_init(&o, STDOUT_FILENO);
+    cli_out_printf(&o, "# table %s, version %llu\n", name, (unsigned long long)version);
+    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\n");
+    for (size_t i = 0; i < n; i++) {
+        cli_out_printf(&o, "%zu\t", i);
+        cli_out_binary(&o, regs[i].start.data, regs[i].start.len);
+        cli_out_str(&o, "\t");
+        cli_out_binary(&o, regs[i].end.data, regs[i].end.len);
+        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\n", regs[i].files, regs[i].bytes);
+    }
+    cli_out_printf(&o, "%zu row(s)\n", n);
+    remote_regions_free(regs, n);
+    return cmd_table_finish(&o);
+}
 
 int
 cmd_regions(const cli_globals *g, int argc, char **argv)
@@ -351,8 +412,8 @@ cmd_regions(const cli_globals *g, int argc, char **argv)
         return cli_usage_error("regions", optind >= argc ? "missing TABLE"
                                                          : "unexpected argument '%s'",
                                argv[optind < argc ? optind + 1 : 0]);
-    if (cmd_table_no_server(g, "regions"))
-        return EX_USAGE;
+    if (g->server != NULL)
+        return cmd_regions_remote(g->server, argv[optind]);
     store_view *v;
     kiln_err err;
     status_clear(&err);

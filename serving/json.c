@@ -574,6 +574,12 @@ json_at(const json_node *v, size_t i)
 }
 
 const char *
+json_key(const json_node *v)
+{
+    return v == NULL ? "" : v->key;
+}
+
+const char *
 json_str(const json_node *v, size_t *n)
 {
     if (v == NULL || v->type != JSON_STRING)

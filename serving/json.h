@@ -69,6 +69,8 @@ const json_node *json_get(const json_node *v, const char *key);
 /* Elements of an array (members of an object): the count, and the i-th. */
 size_t json_len(const json_node *v);
 const json_node *json_at(const json_node *v, size_t i);
+/* The member name of an object's member ("" for other nodes). */
+const char *json_key(const json_node *v);
 /* A string's bytes (NUL-terminated copy; *n may be NULL). NULL if not a string. */
 const char *json_str(const json_node *v, size_t *n);
 /* A number as int64 (integral values only). 0, or -1 if not one. */

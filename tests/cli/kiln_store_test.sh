@@ -71,7 +71,7 @@ expect_rc "describe missing table" 66 "$KILN" describe nope
 expect_grep "missing table message" "$T/err" 'table default:nope: not found'
 expect_rc "get missing table" 66 "$KILN" get nope r
 expect_rc "scan bad limit" 64 "$KILN" scan t --limit x
-expect_rc "--server not yet" 64 "$KILN" --server 127.0.0.1:1 scan t
+expect_rc "--server unreachable" 74 "$KILN" --server 127.0.0.1:1 scan t
 
 # ---------------------------------------------------------------- create, list, describe
 printf 'g\nm\\x00\n\ns\n' >"$T/splits"
