@@ -444,7 +444,8 @@ importtsv_layout(mr_job *job, importtsv_state *st, const char *data_dir, const c
             if (j == nf)
                 schema_family_defaults(&fams[nf++], f);
         }
-        qsort(splits, n_splits, sizeof *splits, importtsv_cmp_kbuf);
+        if (n_splits > 1)
+            qsort(splits, n_splits, sizeof *splits, importtsv_cmp_kbuf);
         keys = kiln_calloc(n_splits ? n_splits : 1, sizeof *keys);
         for (size_t i = 0; i < n_splits; i++) {
             if (nk > 0 && kslice_eq(keys[nk - 1], buf_slice(&splits[i])))

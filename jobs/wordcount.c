@@ -55,20 +55,6 @@ wordcount_map(mr_task *t, kslice line, kiln_err *err)
     return KILN_OK;
 }
 
-static uint64_t
-wordcount_value(kslice v)
-{
-    return v.n == 8 ? coding_get_be64(v.p) : 0;
-}
-
-static void
-wordcount_fold(void *arg, kslice key, kslice acc, kslice val, kbuf *out)
-{
-    (void)arg;
-    (void)key;
-    buf_append_be64(out, wordcount_value(acc) + wordcount_value(val));
-}
-
 static kiln_status
 wordcount_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
@@ -82,8 +68,12 @@ wordcount_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
     }
     if (!st->hfile) {
         char num[24];
-        int n = snprintf(num, sizeof num, "%" PRIu64, sum);
-        return mr_emit(t, key, kslice_make(num, (size_t)n), err);
+        char *p = num + sizeof num;
+        do {
+            *--p = (char)('0' + sum % 10);
+            sum /= 10;
+        } while (sum > 0);
+        return mr_emit(t, key, kslice_make(p, (size_t)(num + sizeof num - p)), err);
     }
     if (key.n > CELL_ROW_MAX)
         return status_set(err, KILN_INVALID, "wordcount: a word of %zu bytes is too long for a row",
@@ -154,7 +144,7 @@ wordcount_setup(mr_job *job, int argc, char **argv, kiln_err *err)
                           format);
     }
     mr_job_set_map(job, wordcount_map);
-    mr_job_set_fold(job, wordcount_fold, NULL);
+    mr_job_set_fold(job, mr_fold_sum_be64, NULL);
     mr_job_set_reduce(job, wordcount_reduce);
     return KILN_OK;
 }

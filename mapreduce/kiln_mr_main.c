@@ -31,7 +31,7 @@ kiln_mr_usage(FILE *out)
           "Engine settings (-D key=value, before or after the job's arguments):\n"
           "  mapreduce.job.reduces=N   reduce partitions (default: the job's, else 12);\n"
           "                            fixed, so the output is the same for any rank count\n"
-          "  kiln.sort.mb=N            map output buffer per rank in MiB (default 64)\n"
+          "  kiln.sort.mb=N            map output buffer per rank in MiB (default 32)\n"
           "  kiln.shuffle.mb=N         bytes per shuffle round per rank (default kiln.sort.mb)\n"
           "  kiln.merge.factor=N       runs merged at once (default 32)\n"
           "  kiln.spill.compress=C     snappy (default) or none\n"

@@ -77,7 +77,8 @@ mr_input_walk(mr_input *in, const char *path, int top, kiln_err *err)
         names[n++] = (char *)kiln_memdup(de->d_name, strlen(de->d_name) + 1);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, mr_input_cmp_names);
+    if (n > 1)
+        qsort(names, n, sizeof *names, mr_input_cmp_names);
     kiln_status s = KILN_OK;
     size_t plen = strlen(path);
     for (size_t i = 0; i < n; i++) {
@@ -415,7 +416,8 @@ mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err)
     if (r->done)
         return 0;
     while (r->skip_first) {
-        uint8_t *nl = memchr(r->buf.data + r->pos, '\n', r->buf.len - r->pos);
+        uint8_t *nl = r->buf.len > r->pos ? memchr(r->buf.data + r->pos, '\n', r->buf.len - r->pos)
+                                          : NULL;
         if (nl != NULL) {
             r->pos = (size_t)(nl - r->buf.data) + 1;
             r->scan = r->pos;
@@ -440,7 +442,9 @@ mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err)
     if (r->scan < r->pos)
         r->scan = r->pos;
     for (;;) {
-        uint8_t *nl = memchr(r->buf.data + r->scan, '\n', r->buf.len - r->scan);
+        uint8_t *nl = r->buf.len > r->scan
+                          ? memchr(r->buf.data + r->scan, '\n', r->buf.len - r->scan)
+                          : NULL;
         size_t stop, next;
         if (nl != NULL) {
             stop = (size_t)(nl - r->buf.data);

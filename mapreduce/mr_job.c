@@ -27,7 +27,7 @@
 #include "storage/env.h"
 
 #define MR_DEFAULT_REDUCES 12
-#define MR_DEFAULT_SORT_MB 64.0
+#define MR_DEFAULT_SORT_MB 32.0
 #define MR_DEFAULT_MERGE_FACTOR 32
 #define MR_SAMPLE_POINTS 1000
 #define MR_SAMPLE_RECORDS_PER_POINT 4

@@ -23,7 +23,7 @@
  * that rank's error; the output directory is then never created.
  *
  * Settings (all -D): mapreduce.job.reduces (partitions; default set by the
- * job, else 12), kiln.sort.mb (map buffer, default 64; fractions allowed),
+ * job, else 12), kiln.sort.mb (map buffer, default 32; fractions allowed),
  * kiln.shuffle.mb (per round, default = kiln.sort.mb), kiln.merge.factor
  * (runs merged at once, default 32), kiln.spill.compress (snappy|none),
  * kiln.tmp.dir (local spill directory, default $TMPDIR or /tmp),

@@ -1,61 +1,10 @@
-/* mr_partition.c -- key hash, hash and total-order partitioners, split picking.
- *
- * The hash reads the key 8 bytes at a time as little-endian words (loaded
- * byte by byte, so the value does not depend on the host), mixes each word
- * with two multiplications by odd 64-bit constants, and finishes with a
- * xor-shift/multiply avalanche so that every input bit reaches the high bits
- * the partitioner and the combining index use.
+/* mr_partition.c -- hash and total-order partitioners, split picking. (The
+ * key hash itself is inline in mr_partition.h: it runs once per emit.)
  */
 #include "mapreduce/mr_partition.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define MR_HASH_K1 0x9e3779b97f4a7c15ull
-#define MR_HASH_K2 0xc2b2ae3d27d4eb4full
-#define MR_HASH_K3 0x165667b19e3779f9ull
-
-static inline uint64_t
-mr_load_le64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
-static inline uint64_t
-mr_rotl(uint64_t x, int r)
-{
-    return (x << r) | (x >> (64 - r));
-}
-
-uint64_t
-mr_partition_hash(const void *data, size_t n)
-{
-    const uint8_t *p = data;
-    uint64_t h = MR_HASH_K3 ^ ((uint64_t)n * MR_HASH_K1);
-    while (n >= 8) {
-        uint64_t w = mr_load_le64(p) * MR_HASH_K2;
-        h = mr_rotl(h ^ mr_rotl(w, 31) * MR_HASH_K1, 27) * MR_HASH_K1 + MR_HASH_K3;
-        p += 8;
-        n -= 8;
-    }
-    if (n > 0) {
-        uint64_t w = 0;
-        for (size_t i = 0; i < n; i++)
-            w |= (uint64_t)p[i] << (8 * i);
-        h ^= mr_rotl(w * MR_HASH_K2, 31) * MR_HASH_K1;
-    }
-    h ^= h >> 33;
-    h *= MR_HASH_K2;
-    h ^= h >> 29;
-    h *= MR_HASH_K3;
-    h ^= h >> 32;
-    return h;
-}
 
 struct mr_partitioner {
     uint32_t partitions;

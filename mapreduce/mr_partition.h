@@ -18,12 +18,75 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "storage/buf.h"
 #include "storage/status.h"
 
-/* 64-bit hash of n bytes, independent of the machine's byte order. */
-uint64_t mr_partition_hash(const void *p, size_t n);
+#define MR_HASH_K1 0x9e3779b97f4a7c15ull
+#define MR_HASH_K2 0xc2b2ae3d27d4eb4full
+#define MR_HASH_K3 0x165667b19e3779f9ull
+
+static inline uint64_t
+mr_hash_le64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline uint64_t
+mr_hash_le32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
+static inline uint64_t
+mr_hash_mix(uint64_t h, uint64_t w)
+{
+    w *= MR_HASH_K2;
+    w = (w << 31) | (w >> 33);
+    h ^= w * MR_HASH_K1;
+    h = (h << 27) | (h >> 37);
+    return h * MR_HASH_K1 + MR_HASH_K3;
+}
+
+/* 64-bit hash of n bytes, independent of the machine's byte order: 8-byte
+ * little-endian words mixed with odd-constant multiplies, the last partial
+ * word read as an overlapping load (keys are usually short), and a
+ * xor-shift/multiply avalanche so every input bit reaches the high bits the
+ * partitioner and the combining index use. */
+static inline uint64_t
+mr_partition_hash(const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    uint64_t h = MR_HASH_K3 ^ ((uint64_t)n * MR_HASH_K1);
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            h = mr_hash_mix(h, mr_hash_le64(p + i));
+        if (i < n)
+            h = mr_hash_mix(h, mr_hash_le64(p + n - 8));
+    } else if (n >= 4) {
+        h = mr_hash_mix(h, mr_hash_le32(p) | (mr_hash_le32(p + n - 4) << 32));
+    } else if (n > 0) {
+        h = mr_hash_mix(h, (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16));
+    }
+    h ^= h >> 33;
+    h *= MR_HASH_K2;
+    h ^= h >> 29;
+    h *= MR_HASH_K3;
+    h ^= h >> 32;
+    return h;
+}
 
 typedef struct mr_partitioner mr_partitioner;
 

@@ -2,26 +2,89 @@
  *
  * Layout of the one allocation (cap bytes):
  *
- *   [ record bytes: key then value, growing up ... free ... entries growing down ]
- *   0                                data_len       cap - n * sizeof(entry)     cap
+ *   [ records, growing up ... free ... entries growing down ]
+ *   0                data_len        cap - n * sizeof(entry)   cap
  *
- * The entries therefore form an array (in reverse insertion order) that the
- * sort works on in place. Hashed mode adds a separate index of 64-bit slots:
- * (high 32 bits of the hash << 32) | (entry number + 1), 0 meaning empty,
- * probed linearly from the low bits of the hash and kept under 3/4 full.
+ * A record is self-describing, so a lookup needs no entry:
+ *
+ *   OFFSET | SIZE | FIELD
+ *   0      | 4    | key length K (host order)
+ *   4      | 4    | value length V
+ *   8      | 4    | its entry's number (insertion order)
+ *   12     | K    | key
+ *   12+K   | V    | value
+ *
+ * The entries (partition, 8-byte key prefix, record offset) form an array in
+ * reverse insertion order that the sort works on in place. Hashed mode adds a
+ * separate index of 64-bit slots: (high 32 bits of the hash << 32) |
+ * (record offset + 1), 0 meaning empty, probed linearly from the low bits of
+ * the hash and kept under 3/4 full. A hit thus costs two cache lines at most
+ * (slot, record), which is what bounds the map side of word count.
  */
 #include "mapreduce/mr_sortbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "storage/coding.h"
+
+#define MR_REC_HDR 12
+
 typedef struct mr_sortbuf_ent {
     uint64_t prefix;     /* first 8 key bytes, big-endian, zero-padded */
     uint32_t part;
-    uint32_t off;        /* of the key in the record area; value follows */
-    uint32_t klen;
-    uint32_t vlen;
+    uint32_t off;        /* of the record */
 } mr_sortbuf_ent;
+
+/* Equality of two short byte strings of length n without a library call:
+ * word compares, the tail as one overlapping word when n >= 8. */
+static inline int
+mr_sortbuf_key_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    uint64_t x, y;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y)
+                return 0;
+        }
+        if (i == n)
+            return 1;
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4) {
+        uint32_t u, v;
+        memcpy(&u, a, 4);
+        memcpy(&v, b, 4);
+        if (u != v)
+            return 0;
+        memcpy(&u, a + n - 4, 4);
+        memcpy(&v, b + n - 4, 4);
+        return u == v;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+static inline uint32_t
+mr_rec_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static inline void
+mr_rec_put_u32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
 
 struct mr_sortbuf {
     uint8_t *mem;
@@ -58,11 +121,12 @@ mr_sortbuf_new(size_t budget, int hashed)
     mr_sortbuf *sb = kiln_calloc(1, sizeof *sb);
     sb->hashed = hashed;
     if (hashed) {
-        /* An eighth of the budget for the index: 8-byte slots, so one slot
-         * per 64 bytes of budget, enough for records of ~40 bytes with their
-         * entry before the record area fills first. */
+        /* A quarter of the budget (rounded down to a power of two of slots)
+         * for the index: with 16-byte entries and 12-byte record headers,
+         * records of ~16 bytes (word count) fill the record area about when
+         * the index reaches its load limit. */
         size_t slots = 1024;
-        while (slots * 2 * sizeof(uint64_t) <= budget / 8)
+        while (slots * 2 * sizeof(uint64_t) <= budget / 4)
             slots *= 2;
         sb->slots = kiln_calloc(slots, sizeof(uint64_t));
         sb->mask = slots - 1;
@@ -93,9 +157,8 @@ mr_sortbuf_prefix(const uint8_t *k, size_t n)
 {
     uint64_t v = 0;
     if (n >= 8) {
-        for (int i = 0; i < 8; i++)
-            v = (v << 8) | k[i];
-        return v;
+        memcpy(&v, k, 8);
+        return __builtin_bswap64(v);
     }
     for (size_t i = 0; i < 8; i++)
         v = (v << 8) | (i < n ? k[i] : 0);
@@ -109,34 +172,55 @@ mr_sortbuf_fits(const mr_sortbuf *sb, size_t bytes, size_t new_entries)
     return ent_bytes <= sb->cap && sb->data_len + bytes <= sb->cap - ent_bytes;
 }
 
-static mr_sortbuf_result
-mr_sortbuf_append(mr_sortbuf *sb, uint32_t part, kslice key, kslice value)
+/* Write a record at the end of the record area; returns its offset. */
+static inline uint32_t
+mr_sortbuf_put(mr_sortbuf *sb, kslice key, const void *v, size_t vn, uint32_t entry)
 {
-    size_t bytes = key.n + value.n;
-    if (!mr_sortbuf_fits(sb, bytes, 1) || sb->n >= sb->max_n)
+    uint32_t off = (uint32_t)sb->data_len;
+    uint8_t *d = sb->mem + off;
+    mr_rec_put_u32(d, (uint32_t)key.n);
+    mr_rec_put_u32(d + 4, (uint32_t)vn);
+    mr_rec_put_u32(d + 8, entry);
+    if (key.n)
+        memcpy(d + MR_REC_HDR, key.p, key.n);
+    if (vn)
+        memcpy(d + MR_REC_HDR + key.n, v, vn);
+    sb->data_len += MR_REC_HDR + key.n + vn;
+    return off;
+}
+
+static mr_sortbuf_result
+mr_sortbuf_append(mr_sortbuf *sb, uint32_t part, kslice key, kslice value, uint32_t *off)
+{
+    if (key.n > UINT32_MAX - MR_REC_HDR || value.n > UINT32_MAX - MR_REC_HDR - key.n ||
+        !mr_sortbuf_fits(sb, MR_REC_HDR + key.n + value.n, 1) || sb->n >= sb->max_n)
         return sb->n == 0 ? MR_SORTBUF_TOO_BIG : MR_SORTBUF_FULL;
     mr_sortbuf_ent *e = mr_sortbuf_ent_at(sb, sb->n);
     e->prefix = mr_sortbuf_prefix(key.p, key.n);
     e->part = part;
-    e->off = (uint32_t)sb->data_len;
-    e->klen = (uint32_t)key.n;
-    e->vlen = (uint32_t)value.n;
-    uint8_t *d = sb->mem + sb->data_len;
-    if (key.n)
-        memcpy(d, key.p, key.n);
-    if (value.n)
-        memcpy(d + key.n, value.p, value.n);
-    sb->data_len += bytes;
+    e->off = mr_sortbuf_put(sb, key, value.p, value.n, (uint32_t)sb->n);
+    *off = e->off;
     sb->n++;
     return MR_SORTBUF_ADDED;
+}
+
+void
+mr_fold_sum_be64(void *arg, kslice key, kslice acc, kslice val, kbuf *out)
+{
+    (void)arg;
+    (void)key;
+    uint64_t a = acc.n == 8 ? coding_get_be64(acc.p) : 0;
+    uint64_t b = val.n == 8 ? coding_get_be64(val.p) : 0;
+    buf_append_be64(out, a + b);
 }
 
 mr_sortbuf_result
 mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice value,
                mr_fold_fn fold, void *fold_arg)
 {
+    uint32_t off;
     if (!sb->hashed)
-        return mr_sortbuf_append(sb, part, key, value);
+        return mr_sortbuf_append(sb, part, key, value, &off);
     uint64_t tag = hash & 0xffffffff00000000ull;
     size_t i = (size_t)hash & sb->mask;
     for (;;) {
@@ -144,40 +228,79 @@ mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice 
         if (s == 0)
             break;
         if ((s & 0xffffffff00000000ull) == tag) {
-            mr_sortbuf_ent *e = mr_sortbuf_ent_at(sb, (size_t)(s & 0xffffffffu) - 1);
-            const uint8_t *k = sb->mem + e->off;
-            if (e->klen == key.n && memcmp(k, key.p, key.n) == 0) {
-                kslice acc = kslice_make(k + e->klen, e->vlen);
-                buf_reset(&sb->fold_out);
-                fold(fold_arg, key, acc, value, &sb->fold_out);
-                size_t nv = sb->fold_out.len;
-                if (nv == e->vlen) {
-                    if (nv)
-                        memcpy(sb->mem + e->off + e->klen, sb->fold_out.data, nv);
+            uint8_t *rec = sb->mem + (uint32_t)s - 1;
+            uint32_t klen = mr_rec_u32(rec);
+            if (klen == key.n && mr_sortbuf_key_eq(rec + MR_REC_HDR, key.p, key.n)) {
+                uint32_t vlen = mr_rec_u32(rec + 4);
+                uint8_t *acc = rec + MR_REC_HDR + klen;
+                if (fold == mr_fold_sum_be64 && vlen == 8 && value.n == 8) {
+                    uint64_t a, b;
+                    memcpy(&a, acc, 8);
+                    memcpy(&b, value.p, 8);
+                    a = __builtin_bswap64(__builtin_bswap64(a) + __builtin_bswap64(b));
+                    memcpy(acc, &a, 8);
                     return MR_SORTBUF_FOLDED;
                 }
-                /* The folded value changed size: move the record to the end. */
-                if (!mr_sortbuf_fits(sb, key.n + nv, 0))
+                buf_reset(&sb->fold_out);
+                fold(fold_arg, key, kslice_make(acc, vlen), value, &sb->fold_out);
+                size_t nv = sb->fold_out.len;
+                if (nv == vlen) {
+                    if (nv)
+                        memcpy(acc, sb->fold_out.data, nv);
+                    return MR_SORTBUF_FOLDED;
+                }
+                /* The folded value changed size: the record moves to the end. */
+                if (nv > UINT32_MAX - MR_REC_HDR - klen ||
+                    !mr_sortbuf_fits(sb, MR_REC_HDR + klen + nv, 0))
                     return MR_SORTBUF_FULL;
-                uint8_t *d = sb->mem + sb->data_len;
-                memmove(d, k, e->klen);
-                if (nv)
-                    memcpy(d + e->klen, sb->fold_out.data, nv);
-                e->off = (uint32_t)sb->data_len;
-                e->vlen = (uint32_t)nv;
-                sb->data_len += e->klen + nv;
+                uint32_t entry = mr_rec_u32(rec + 8);
+                /* The key is copied from the old record before anything moves. */
+                uint32_t noff = mr_sortbuf_put(sb, kslice_make(rec + MR_REC_HDR, klen),
+                                               sb->fold_out.data, nv, entry);
+                mr_sortbuf_ent_at(sb, entry)->off = noff;
+                sb->slots[i] = tag | ((uint64_t)noff + 1);
                 return MR_SORTBUF_FOLDED;
             }
         }
         i = (i + 1) & sb->mask;
     }
-    mr_sortbuf_result r = mr_sortbuf_append(sb, part, key, value);
+    mr_sortbuf_result r = mr_sortbuf_append(sb, part, key, value, &off);
     if (r == MR_SORTBUF_ADDED)
-        sb->slots[i] = tag | (uint64_t)sb->n;
+        sb->slots[i] = tag | ((uint64_t)off + 1);
     return r;
 }
 
+void
+mr_sortbuf_prefetch_slot(const mr_sortbuf *sb, uint64_t hash)
+{
+    __builtin_prefetch(&sb->slots[(size_t)hash & sb->mask]);
+}
+
+void
+mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash)
+{
+    uint64_t s = sb->slots[(size_t)hash & sb->mask];
+    if (s != 0 && (s & 0xffffffff00000000ull) == (hash & 0xffffffff00000000ull)) {
+        /* Records are packed: a short one may straddle two cache lines. */
+        const uint8_t *rec = sb->mem + (uint32_t)s - 1;
+        __builtin_prefetch(rec);
+        __builtin_prefetch(rec + 40);
+    }
+}
+
 /* ------------------------------------------------------------------ sorting */
+
+static int
+mr_sortbuf_cmp_records(const uint8_t *mem, uint32_t a, uint32_t b)
+{
+    const uint8_t *ra = mem + a, *rb = mem + b;
+    uint32_t ka = mr_rec_u32(ra), kb = mr_rec_u32(rb);
+    int c = kslice_cmp(kslice_make(ra + MR_REC_HDR, ka), kslice_make(rb + MR_REC_HDR, kb));
+    if (c != 0)
+        return c;
+    return kslice_cmp(kslice_make(ra + MR_REC_HDR + ka, mr_rec_u32(ra + 4)),
+                      kslice_make(rb + MR_REC_HDR + kb, mr_rec_u32(rb + 4)));
+}
 
 static inline int
 mr_sortbuf_cmp(const uint8_t *mem, const mr_sortbuf_ent *a, const mr_sortbuf_ent *b)
@@ -186,13 +309,7 @@ mr_sortbuf_cmp(const uint8_t *mem, const mr_sortbuf_ent *a, const mr_sortbuf_ent
         return a->part < b->part ? -1 : 1;
     if (a->prefix != b->prefix)
         return a->prefix < b->prefix ? -1 : 1;
-    kslice ka = kslice_make(mem + a->off, a->klen);
-    kslice kb = kslice_make(mem + b->off, b->klen);
-    int c = kslice_cmp(ka, kb);
-    if (c != 0)
-        return c;
-    return kslice_cmp(kslice_make(mem + a->off + a->klen, a->vlen),
-                      kslice_make(mem + b->off + b->klen, b->vlen));
+    return mr_sortbuf_cmp_records(mem, a->off, b->off);
 }
 
 static void
@@ -287,13 +404,108 @@ mr_sortbuf_introsort(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int depth)
     mr_sortbuf_insertion(mem, v, n);
 }
 
+/* In-place radix (American flag) sort on one prefix byte, then each bucket
+ * on the next byte; short buckets, and buckets whose 8 prefix bytes are all
+ * equal, finish with a comparison sort that looks at whole keys and values. */
+static void
+mr_sortbuf_radix(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int byte)
+{
+    if (n <= 32) {
+        mr_sortbuf_insertion(mem, v, n);
+        return;
+    }
+    if (byte == 8) {
+        int depth = 0;
+        for (size_t k = n; k > 1; k >>= 1)
+            depth += 2;
+        mr_sortbuf_introsort(mem, v, n, depth);
+        return;
+    }
+    int shift = 56 - 8 * byte;
+    size_t count[256] = {0}, next[256], end[256];
+    for (size_t i = 0; i < n; i++)
+        count[(v[i].prefix >> shift) & 0xff]++;
+    size_t at = 0;
+    for (int b = 0; b < 256; b++) {
+        next[b] = at;
+        at += count[b];
+        end[b] = at;
+    }
+    for (int b = 0; b < 256; b++) {
+        while (next[b] < end[b]) {
+            mr_sortbuf_ent x = v[next[b]];
+            int d = (int)((x.prefix >> shift) & 0xff);
+            while (d != b) {
+                mr_sortbuf_ent t = v[next[d]];
+                v[next[d]++] = x;
+                x = t;
+                d = (int)((x.prefix >> shift) & 0xff);
+            }
+            v[next[b]++] = x;
+        }
+    }
+    at = 0;
+    for (int b = 0; b < 256; b++) {
+        if (count[b] > 1)
+            mr_sortbuf_radix(mem, v + at, count[b], byte + 1);
+        at += count[b];
+    }
+}
+
 void
 mr_sortbuf_sort(mr_sortbuf *sb)
 {
-    int depth = 0;
-    for (size_t n = sb->n; n > 1; n >>= 1)
-        depth += 2;
-    mr_sortbuf_introsort(sb->mem, mr_sortbuf_ents(sb), sb->n, depth);
+    mr_sortbuf_ent *v = mr_sortbuf_ents(sb);
+    size_t n = sb->n;
+    uint32_t max_part = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].part > max_part)
+            max_part = v[i].part;
+    if (max_part == 0 || max_part >= (1u << 20)) {
+        if (max_part == 0) {
+            mr_sortbuf_radix(sb->mem, v, n, 0);
+        } else {
+            int depth = 0;
+            for (size_t k = n; k > 1; k >>= 1)
+                depth += 2;
+            mr_sortbuf_introsort(sb->mem, v, n, depth);
+        }
+        return;
+    }
+    /* Group by partition first (the same in-place permutation), then sort
+     * each partition's entries on their prefixes. */
+    size_t parts = (size_t)max_part + 1;
+    size_t *count = kiln_calloc(parts, sizeof *count);
+    size_t *next = kiln_malloc(parts * sizeof *next);
+    size_t *end = kiln_malloc(parts * sizeof *end);
+    for (size_t i = 0; i < n; i++)
+        count[v[i].part]++;
+    size_t at = 0;
+    for (size_t b = 0; b < parts; b++) {
+        next[b] = at;
+        at += count[b];
+        end[b] = at;
+    }
+    for (size_t b = 0; b < parts; b++) {
+        while (next[b] < end[b]) {
+            mr_sortbuf_ent x = v[next[b]];
+            while (x.part != b) {
+                mr_sortbuf_ent t = v[next[x.part]];
+                v[next[x.part]++] = x;
+                x = t;
+            }
+            v[next[b]++] = x;
+        }
+    }
+    at = 0;
+    for (size_t b = 0; b < parts; b++) {
+        if (count[b] > 1)
+            mr_sortbuf_radix(sb->mem, v + at, count[b], 0);
+        at += count[b];
+    }
+    free(count);
+    free(next);
+    free(end);
 }
 
 size_t
@@ -306,9 +518,18 @@ void
 mr_sortbuf_get(const mr_sortbuf *sb, size_t i, uint32_t *part, kslice *key, kslice *value)
 {
     const mr_sortbuf_ent *e = mr_sortbuf_ents(sb) + i;
+    const uint8_t *rec = sb->mem + e->off;
+    uint32_t klen = mr_rec_u32(rec);
     *part = e->part;
-    *key = kslice_make(sb->mem + e->off, e->klen);
-    *value = kslice_make(sb->mem + e->off + e->klen, e->vlen);
+    *key = kslice_make(rec + MR_REC_HDR, klen);
+    *value = kslice_make(rec + MR_REC_HDR + klen, mr_rec_u32(rec + 4));
+}
+
+void
+mr_sortbuf_prefetch_entry(const mr_sortbuf *sb, size_t i)
+{
+    if (i < sb->n)
+        __builtin_prefetch(sb->mem + mr_sortbuf_ents(sb)[i].off);
 }
 
 size_t

@@ -1,7 +1,7 @@
 /* mr_sortbuf.h -- the bounded in-memory buffer that collects map output.
  *
  * One allocation of the budget holds record bytes growing up from the bottom
- * and fixed-size entries (partition, 8-byte key prefix, offset, lengths)
+ * and fixed-size entries (partition, 8-byte key prefix, record offset)
  * growing down from the top, as Hadoop's map-side buffer does; the buffer is
  * full when they would meet. Sorting orders the entries by (partition, key,
  * value) with the prefix deciding most comparisons.
@@ -33,6 +33,10 @@ typedef struct mr_sortbuf mr_sortbuf;
  * (empty on entry). Must be associative and commutative. */
 typedef void (*mr_fold_fn)(void *arg, kslice key, kslice acc, kslice val, kbuf *out);
 
+/* The sum of 8-byte big-endian unsigned counts (Hadoop's LongSumReducer as a
+ * fold). The buffer recognizes it and adds in place without a call. */
+void mr_fold_sum_be64(void *arg, kslice key, kslice acc, kslice val, kbuf *out);
+
 typedef enum mr_sortbuf_result {
     MR_SORTBUF_ADDED = 0,    /* a new entry */
     MR_SORTBUF_FOLDED,       /* folded into the entry of an equal key */
@@ -49,7 +53,14 @@ void mr_sortbuf_free(mr_sortbuf *sb);   /* sb may be NULL */
 mr_sortbuf_result mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key,
                                  kslice value, mr_fold_fn fold, void *fold_arg);
 
-/* Sort the entries by (partition, key, value). */
+/* Hashed mode: start loading the index slot of a key with this hash, and
+ * (once that slot is likely in cache) the record it points to. Inserting a
+ * batch of keys after prefetching them all overlaps their cache misses. */
+void mr_sortbuf_prefetch_slot(const mr_sortbuf *sb, uint64_t hash);
+void mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash);
+
+/* Sort the entries by (partition, key, value). REQUIRES: mr_sortbuf_reset
+ * before the next add (the sort reorders what the index points at). */
 void mr_sortbuf_sort(mr_sortbuf *sb);
 
 /* Number of entries. */
@@ -57,6 +68,10 @@ size_t mr_sortbuf_count(const mr_sortbuf *sb);
 
 /* Entry i (after sort: in order). Slices valid until the next add or reset. */
 void mr_sortbuf_get(const mr_sortbuf *sb, size_t i, uint32_t *part, kslice *key, kslice *value);
+
+/* Start loading entry i's record (reading the sorted entries in order
+ * touches the records at random). */
+void mr_sortbuf_prefetch_entry(const mr_sortbuf *sb, size_t i);
 
 /* Bytes of the budget in use (records, entries; the index is fixed). */
 size_t mr_sortbuf_used(const mr_sortbuf *sb);

@@ -219,6 +219,22 @@ mr_combine_merge(mr_job *job, mr_merger *m, mr_run_writer *w, uint32_t part, int
 
 /* ------------------------------------------------------------------ collector */
 
+/* Hashed mode inserts emits through a two-batch pipeline: an emit's index
+ * slot is prefetched when it arrives; when its batch is full the records
+ * those slots point to are prefetched, and the batch before it (whose
+ * records were prefetched one batch ago) is inserted. The cache misses of
+ * 32 emits overlap instead of queueing one after another. */
+#define MR_COLLECT_BATCH 16
+#define MR_COLLECT_INLINE 112     /* key + value bytes staged in place */
+
+typedef struct mr_pending {
+    uint64_t hash;
+    uint32_t part;
+    uint32_t klen;
+    uint32_t vlen;
+    uint8_t bytes[MR_COLLECT_INLINE];   /* key, then value */
+} mr_pending;
+
 struct mr_collector {
     mr_job *job;
     mr_sortbuf *sb;
@@ -226,6 +242,9 @@ struct mr_collector {
     mr_run **runs;
     size_t n_runs;
     size_t cap_runs;
+    mr_pending pend[2][MR_COLLECT_BATCH];
+    size_t n_pend[2];
+    int fill;                    /* the batch taking emits; the other waits */
 };
 
 kiln_status
@@ -257,9 +276,9 @@ mr_collector_count_run(mr_job *job, const mr_run *r)
     mr_counters_add(&job->counters, MR_C_FILE_BYTES_WRITTEN, r->bytes);
 }
 
-/* Write the sorted buffer as one run. */
+/* Write the sorted buffer as one run; reset it unless it is the last. */
 static kiln_status
-mr_collector_spill(mr_collector *c, kiln_err *err)
+mr_collector_spill(mr_collector *c, int last, kiln_err *err)
 {
     mr_job *job = c->job;
     mr_sortbuf *sb = c->sb;
@@ -279,6 +298,7 @@ mr_collector_spill(mr_collector *c, kiln_err *err)
     while (s == KILN_OK && i < n) {
         uint32_t part;
         kslice key, value;
+        mr_sortbuf_prefetch_entry(sb, i + 8);
         mr_sortbuf_get(sb, i, &part, &key, &value);
         if (c->hashed || job->combine == NULL) {
             s = mr_run_writer_add(w, part, key, value, err);
@@ -312,7 +332,8 @@ mr_collector_spill(mr_collector *c, kiln_err *err)
     }
     if (c->hashed)
         mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, n);
-    mr_sortbuf_reset(sb);
+    if (!last)
+        mr_sortbuf_reset(sb);
     if (s != KILN_OK) {
         mr_run_writer_abandon(w);
         return s;
@@ -357,14 +378,11 @@ mr_collector_single(mr_collector *c, uint32_t part, kslice key, kslice value, ki
     return KILN_OK;
 }
 
-kiln_status
-mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
+static kiln_status
+mr_collector_insert(mr_collector *c, uint32_t part, uint64_t h, kslice key, kslice value,
+                    kiln_err *err)
 {
     mr_job *job = c->job;
-    uint64_t h = 0;
-    if (c->hashed || !mr_partitioner_is_total(job->part))
-        h = mr_partition_hash(key.p, key.n);
-    uint32_t part = mr_partitioner_get(job->part, key, h);
     for (int attempt = 0;; attempt++) {
         mr_sortbuf_result r = mr_sortbuf_add(c->sb, part, h, key, value, job->fold, job->fold_arg);
         if (r == MR_SORTBUF_ADDED || r == MR_SORTBUF_FOLDED) {
@@ -374,10 +392,71 @@ mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
         }
         if (r == MR_SORTBUF_TOO_BIG || attempt > 0)
             return mr_collector_single(c, part, key, value, err);
-        kiln_status s = mr_collector_spill(c, err);
+        kiln_status s = mr_collector_spill(c, 0, err);
         if (s != KILN_OK)
             return s;
     }
+}
+
+static kiln_status
+mr_collector_insert_batch(mr_collector *c, int b, kiln_err *err)
+{
+    size_t n = c->n_pend[b];
+    c->n_pend[b] = 0;
+    kiln_status s = KILN_OK;
+    for (size_t i = 0; i < n && s == KILN_OK; i++) {
+        const mr_pending *p = &c->pend[b][i];
+        s = mr_collector_insert(c, p->part, p->hash, kslice_make(p->bytes, p->klen),
+                                kslice_make(p->bytes + p->klen, p->vlen), err);
+    }
+    return s;
+}
+
+/* The filling batch is full: prefetch its records, insert the waiting one. */
+static kiln_status
+mr_collector_advance(mr_collector *c, kiln_err *err)
+{
+    int b = c->fill;
+    for (size_t i = 0; i < c->n_pend[b]; i++)
+        mr_sortbuf_prefetch_record(c->sb, c->pend[b][i].hash);
+    c->fill = !b;
+    return mr_collector_insert_batch(c, !b, err);
+}
+
+/* Insert everything staged (before a final spill). */
+static kiln_status
+mr_collector_flush(mr_collector *c, kiln_err *err)
+{
+    kiln_status s = mr_collector_insert_batch(c, !c->fill, err);
+    if (s == KILN_OK)
+        s = mr_collector_insert_batch(c, c->fill, err);
+    return s;
+}
+
+kiln_status
+mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
+{
+    mr_job *job = c->job;
+    uint64_t h = 0;
+    if (c->hashed || !mr_partitioner_is_total(job->part))
+        h = mr_partition_hash(key.p, key.n);
+    uint32_t part = mr_partitioner_get(job->part, key, h);
+    if (!c->hashed || key.n + value.n > MR_COLLECT_INLINE)
+        return mr_collector_insert(c, part, h, key, value, err);
+    int b = c->fill;
+    mr_pending *p = &c->pend[b][c->n_pend[b]++];
+    p->hash = h;
+    p->part = part;
+    p->klen = (uint32_t)key.n;
+    p->vlen = (uint32_t)value.n;
+    if (key.n)
+        memcpy(p->bytes, key.p, key.n);
+    if (value.n)
+        memcpy(p->bytes + key.n, value.p, value.n);
+    mr_sortbuf_prefetch_slot(c->sb, h);
+    if (c->n_pend[b] == MR_COLLECT_BATCH)
+        return mr_collector_advance(c, err);
+    return KILN_OK;
 }
 
 /* Merge runs[from, from + n) into one run (every partition). */
@@ -436,7 +515,9 @@ mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err)
 {
     mr_job *job = c->job;
     *out = NULL;
-    kiln_status s = mr_collector_spill(c, err);
+    kiln_status s = mr_collector_flush(c, err);
+    if (s == KILN_OK)
+        s = mr_collector_spill(c, 1, err);
     mr_sortbuf_free(c->sb);
     c->sb = NULL;
     if (s == KILN_OK && c->n_runs == 0) {

@@ -74,9 +74,15 @@ order_matches_hbase(void **state)
         cellbuf a, b;
         random_cell(&a);
         random_cell(&b);
-        if (rnd() % 3 == 0)
-            b = a, b.c.row = b.row, b.c.family = b.fam, b.c.qualifier = b.qual,
-            b.c.ts = a.c.ts + (int64_t)(rnd() % 3) - 1, b.c.type = (uint8_t)(rnd() % 2 ? 4 : 8);
+        if (rnd() % 3 == 0) {
+            /* Same column, a neighbouring timestamp (wrapping) and type. */
+            b = a;
+            b.c.row = b.row;
+            b.c.family = b.fam;
+            b.c.qualifier = b.qual;
+            b.c.ts = (int64_t)((uint64_t)a.c.ts + rnd() % 3 - 1);
+            b.c.type = (uint8_t)(rnd() % 2 ? CELL_TYPE_PUT : CELL_TYPE_DELETE);
+        }
         buf_reset(&ea);
         buf_reset(&eb);
         cellkey_append(&ea, &a.c);
