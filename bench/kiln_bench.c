@@ -269,6 +269,7 @@ typedef struct kiln_bench_thread {
     int scan;
     uint32_t *lat;
     uint64_t found, notfound, bad, rows, errors;
+    uint64_t start_ns, end_ns;    /* this thread's measured phase */
     kiln_err err;                 /* first read error of this thread */
     pthread_t th;
 } kiln_bench_thread;
@@ -317,6 +318,7 @@ kiln_bench_get_thread(void *arg)
     uint8_t k[KEY_LEN];
     status_clear(&a->err);
     pthread_barrier_wait(&kiln_bench_bar);
+    a->start_ns = now_ns();
     for (uint64_t j = 0; j < kiln_bench_o.ops; j++) {
         uint64_t i = splitmix64(&s) % a->n;
         make_key(i, kiln_bench_o.missing, k);
@@ -341,6 +343,7 @@ kiln_bench_get_thread(void *arg)
                 a->bad++;
         }
     }
+    a->end_ns = now_ns();
     hfile_iter_free(it);
     return NULL;
 }
@@ -355,6 +358,7 @@ kiln_bench_scan_thread(void *arg)
     int len = kiln_bench_o.len;
     status_clear(&a->err);
     pthread_barrier_wait(&kiln_bench_bar);
+    a->start_ns = now_ns();
     for (uint64_t j = 0; j < kiln_bench_o.ops; j++) {
         uint64_t i = splitmix64(&s) % (a->n - (uint64_t)len);
         make_key(i, 0, k);
@@ -384,6 +388,7 @@ kiln_bench_scan_thread(void *arg)
         if (rows != len || wrong || err.code != KILN_OK)
             a->bad++;
     }
+    a->end_ns = now_ns();
     a->found += sink & 1;
     return NULL;
 }
@@ -458,11 +463,18 @@ kiln_bench_reads(const char *path, uint64_t n, int scan)
         pthread_create(&a[t].th, NULL, scan ? kiln_bench_scan_thread : kiln_bench_get_thread, &a[t]);
     }
     pthread_barrier_wait(&kiln_bench_bar);
-    double t0 = now_s();
     for (int t = 0; t < nt; t++)
         pthread_join(a[t].th, NULL);
-    double dt = now_s() - t0;
     pthread_barrier_destroy(&kiln_bench_bar);
+    /* Wall time of the measured phase as the threads saw it: from the first
+     * start to the last end (a clock read by this thread after the barrier
+     * would start late whenever it is scheduled after the workers). */
+    uint64_t first = a[0].start_ns, last = a[0].end_ns;
+    for (int t = 1; t < nt; t++) {
+        first = a[t].start_ns < first ? a[t].start_ns : first;
+        last = a[t].end_ns > last ? a[t].end_ns : last;
+    }
+    double dt = (double)(last - first) / 1e9;
 
     uint64_t found = 0, nf = 0, bad = 0, rows = 0, errors = 0;
     for (int t = 0; t < nt; t++) {

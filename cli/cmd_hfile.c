@@ -272,8 +272,10 @@ cmd_hfile_dump(int argc, char **argv)
     const char *path = argv[optind];
 
     kbuf row = KBUF_INIT;
-    if (row_arg != NULL && cmd_hfile_decode_arg("dump", "--row", row_arg, &row) != 0)
+    if (row_arg != NULL && cmd_hfile_decode_arg("dump", "--row", row_arg, &row) != 0) {
+        buf_free(&row);
         return EX_USAGE;
+    }
 
     kiln_err err;
     status_clear(&err);
@@ -1077,15 +1079,6 @@ cmd_hfile_write(int argc, char **argv)
     cli_arena_init(&in.arena, 1u << 20);
     buf_init(&in.scratch);
     buf_init(&in.fixed_family);
-    if (family_arg != NULL) {
-        if (cmd_hfile_decode_arg("write", "--family", family_arg, &in.fixed_family) != 0)
-            return EX_USAGE;
-        if (in.fixed_family.len == 0 || in.fixed_family.len > CELL_FAMILY_MAX)
-            return cli_usage_error(CMD_HFILE_CTX, "write: --family must be 1 to %d bytes",
-                                   CELL_FAMILY_MAX);
-        in.has_fixed_family = 1;
-    }
-
     kiln_err err;
     status_clear(&err);
     int rc = 0;
@@ -1093,6 +1086,18 @@ cmd_hfile_write(int argc, char **argv)
     hfile_writer_stats stats;
     memset(&stats, 0, sizeof stats);
     FILE *f = stdin;
+    if (family_arg != NULL) {
+        if (cmd_hfile_decode_arg("write", "--family", family_arg, &in.fixed_family) != 0) {
+            rc = EX_USAGE;
+            goto done;
+        }
+        if (in.fixed_family.len == 0 || in.fixed_family.len > CELL_FAMILY_MAX) {
+            rc = cli_usage_error(CMD_HFILE_CTX, "write: --family must be 1 to %d bytes",
+                                 CELL_FAMILY_MAX);
+            goto done;
+        }
+        in.has_fixed_family = 1;
+    }
     if (input_path != NULL) {
         f = fopen(input_path, "r");
         if (f == NULL) {
@@ -1108,7 +1113,8 @@ cmd_hfile_write(int argc, char **argv)
             rc = EX_DATAERR;
         goto done;
     }
-    qsort(in.cells, in.count, sizeof *in.cells, cmd_hfile_entry_cmp);
+    if (in.count > 1)
+        qsort(in.cells, in.count, sizeof *in.cells, cmd_hfile_entry_cmp);
 
     if (hfile_writer_open(out_path, &wo, &w, &err) != KILN_OK) {
         rc = cli_report(&err);

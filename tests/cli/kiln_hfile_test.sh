@@ -86,6 +86,8 @@ expect_rc "write without OUT" 64 "$KILN" hfile write
 expect_rc "write bad codec" 64 "$KILN" hfile write "$T/x.hfile" --compression lzo
 expect_rc "write bad bloom" 64 "$KILN" hfile write "$T/x.hfile" --bloom huge
 expect_rc "write bad block size" 64 "$KILN" hfile write "$T/x.hfile" --block-size 0
+expect_rc "write empty --family" 64 "$KILN" hfile write "$T/x.hfile" --family ''
+expect_rc "write --family bad escape" 64 "$KILN" hfile write "$T/x.hfile" --family 'a\xZZ'
 expect_rc "dump missing file" 66 "$KILN" hfile dump "$T/nope.hfile"
 expect_rc "meta missing file" 66 "$KILN" hfile meta "$T/nope.hfile"
 expect_rc "check missing file" 66 "$KILN" hfile check "$T/nope.hfile"
