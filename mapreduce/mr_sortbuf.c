@@ -1,25 +1,31 @@
 /* mr_sortbuf.c -- bounded map-output buffer: append, fold, sort.
  *
- * Layout of the one allocation (cap bytes):
- *
- *   [ records, growing up ... free ... entries growing down ]
- *   0                data_len        cap - n * sizeof(entry)   cap
- *
- * A record is self-describing, so a lookup needs no entry:
+ * A record is self-describing, so a lookup needs nothing else:
  *
  *   OFFSET | SIZE | FIELD
  *   0      | 4    | key length K (host order)
  *   4      | 4    | value length V
- *   8      | 4    | its entry's number (insertion order)
+ *   8      | 4    | partition (hashed mode: MR_REC_DEAD once the record moved)
  *   12     | K    | key
  *   12+K   | V    | value
  *
- * The entries (partition, 8-byte key prefix, record offset) form an array in
- * reverse insertion order that the sort works on in place. Hashed mode adds a
- * separate index of 64-bit slots: (high 32 bits of the hash << 32) |
- * (record offset + 1), 0 meaning empty, probed linearly from the low bits of
- * the hash and kept under 3/4 full. A hit thus costs two cache lines at most
- * (slot, record), which is what bounds the map side of word count.
+ * Plain mode, one allocation of cap bytes:
+ *
+ *   [ records, growing up ... free ... entries growing down ]
+ *   0                data_len        cap - n * sizeof(entry)   cap
+ *
+ * The entries (8-byte key prefix, partition, record offset) form an array in
+ * reverse insertion order that the sort works on in place.
+ *
+ * Hashed mode: the allocation holds records only, and a separate index of
+ * 64-bit slots, (high 32 bits of the hash << 32) | (record offset + 1), 0
+ * meaning empty, probed linearly from a multiply-shift of the hash's low bits
+ * and kept at most half full. A hit costs two cache lines at most (slot,
+ * record), which is what bounds the map side of word count. No entry exists
+ * until the sort: it scans the records and builds the entries inside the
+ * index memory (n <= slots / 2 entries of 16 bytes fill at most the slots'
+ * 8 * slots bytes), which the reset after the spill clears anyway. So the
+ * budget pays for no entry array while keys are being combined.
  */
 #include "mapreduce/mr_sortbuf.h"
 
@@ -29,6 +35,7 @@
 #include "storage/coding.h"
 
 #define MR_REC_HDR 12
+#define MR_REC_DEAD UINT32_MAX
 
 typedef struct mr_sortbuf_ent {
     uint64_t prefix;     /* first 8 key bytes, big-endian, zero-padded */
@@ -90,25 +97,26 @@ struct mr_sortbuf {
     uint8_t *mem;
     size_t cap;
     size_t data_len;
-    size_t n;
+    size_t n;            /* live records */
     int hashed;
     uint64_t *slots;
-    size_t mask;         /* slots - 1 */
-    size_t max_n;        /* entry limit from the index load factor */
+    size_t n_slots;
+    size_t max_n;        /* hashed: slots / 2 */
+    mr_sortbuf_ent *sorted;  /* hashed, after sort: the entries, in the index memory */
     kbuf fold_out;
 };
 
+/* Plain mode: the entry array below the top of the allocation. */
 static inline mr_sortbuf_ent *
 mr_sortbuf_ents(const mr_sortbuf *sb)
 {
-    return (mr_sortbuf_ent *)(sb->mem + sb->cap) - sb->n;
+    return sb->hashed ? sb->sorted : (mr_sortbuf_ent *)(sb->mem + sb->cap) - sb->n;
 }
 
-/* Entry by insertion number k (0 = first added). */
-static inline mr_sortbuf_ent *
-mr_sortbuf_ent_at(const mr_sortbuf *sb, size_t k)
+static inline size_t
+mr_sortbuf_home(const mr_sortbuf *sb, uint64_t hash)
 {
-    return (mr_sortbuf_ent *)(sb->mem + sb->cap) - 1 - k;
+    return (size_t)(((hash & 0xffffffffu) * (uint64_t)sb->n_slots) >> 32);
 }
 
 mr_sortbuf *
@@ -121,17 +129,13 @@ mr_sortbuf_new(size_t budget, int hashed)
     mr_sortbuf *sb = kiln_calloc(1, sizeof *sb);
     sb->hashed = hashed;
     if (hashed) {
-        /* A quarter of the budget (rounded down to a power of two of slots)
-         * for the index: with 16-byte entries and 12-byte record headers,
-         * records of ~16 bytes (word count) fill the record area about when
-         * the index reaches its load limit. */
-        size_t slots = 1024;
-        while (slots * 2 * sizeof(uint64_t) <= budget / 4)
-            slots *= 2;
-        sb->slots = kiln_calloc(slots, sizeof(uint64_t));
-        sb->mask = slots - 1;
-        sb->max_n = slots / 4 * 3;
-        budget -= slots * sizeof(uint64_t);
+        /* A third of the budget for the index: with records of ~28 bytes
+         * (word count: 12 header, 8 key, 8 value) the record area and the
+         * index's half-full limit are reached together. */
+        sb->n_slots = budget / 3 / sizeof(uint64_t);
+        sb->slots = kiln_calloc(sb->n_slots, sizeof(uint64_t));
+        sb->max_n = sb->n_slots / 2;
+        budget -= sb->n_slots * sizeof(uint64_t);
     } else {
         sb->max_n = SIZE_MAX;
     }
@@ -165,22 +169,23 @@ mr_sortbuf_prefix(const uint8_t *k, size_t n)
     return v;
 }
 
+/* Room for a record of `bytes` (and, in plain mode, its entry). */
 static inline int
-mr_sortbuf_fits(const mr_sortbuf *sb, size_t bytes, size_t new_entries)
+mr_sortbuf_fits(const mr_sortbuf *sb, size_t bytes)
 {
-    size_t ent_bytes = (sb->n + new_entries) * sizeof(mr_sortbuf_ent);
+    size_t ent_bytes = sb->hashed ? 0 : (sb->n + 1) * sizeof(mr_sortbuf_ent);
     return ent_bytes <= sb->cap && sb->data_len + bytes <= sb->cap - ent_bytes;
 }
 
 /* Write a record at the end of the record area; returns its offset. */
 static inline uint32_t
-mr_sortbuf_put(mr_sortbuf *sb, kslice key, const void *v, size_t vn, uint32_t entry)
+mr_sortbuf_put(mr_sortbuf *sb, kslice key, const void *v, size_t vn, uint32_t part)
 {
     uint32_t off = (uint32_t)sb->data_len;
     uint8_t *d = sb->mem + off;
     mr_rec_put_u32(d, (uint32_t)key.n);
     mr_rec_put_u32(d + 4, (uint32_t)vn);
-    mr_rec_put_u32(d + 8, entry);
+    mr_rec_put_u32(d + 8, part);
     if (key.n)
         memcpy(d + MR_REC_HDR, key.p, key.n);
     if (vn)
@@ -193,13 +198,16 @@ static mr_sortbuf_result
 mr_sortbuf_append(mr_sortbuf *sb, uint32_t part, kslice key, kslice value, uint32_t *off)
 {
     if (key.n > UINT32_MAX - MR_REC_HDR || value.n > UINT32_MAX - MR_REC_HDR - key.n ||
-        !mr_sortbuf_fits(sb, MR_REC_HDR + key.n + value.n, 1) || sb->n >= sb->max_n)
+        part == MR_REC_DEAD || !mr_sortbuf_fits(sb, MR_REC_HDR + key.n + value.n) ||
+        sb->n >= sb->max_n)
         return sb->n == 0 ? MR_SORTBUF_TOO_BIG : MR_SORTBUF_FULL;
-    mr_sortbuf_ent *e = mr_sortbuf_ent_at(sb, sb->n);
-    e->prefix = mr_sortbuf_prefix(key.p, key.n);
-    e->part = part;
-    e->off = mr_sortbuf_put(sb, key, value.p, value.n, (uint32_t)sb->n);
-    *off = e->off;
+    *off = mr_sortbuf_put(sb, key, value.p, value.n, part);
+    if (!sb->hashed) {
+        mr_sortbuf_ent *e = (mr_sortbuf_ent *)(sb->mem + sb->cap) - 1 - sb->n;
+        e->prefix = mr_sortbuf_prefix(key.p, key.n);
+        e->part = part;
+        e->off = *off;
+    }
     sb->n++;
     return MR_SORTBUF_ADDED;
 }
@@ -222,7 +230,7 @@ mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice 
     if (!sb->hashed)
         return mr_sortbuf_append(sb, part, key, value, &off);
     uint64_t tag = hash & 0xffffffff00000000ull;
-    size_t i = (size_t)hash & sb->mask;
+    size_t i = mr_sortbuf_home(sb, hash);
     for (;;) {
         uint64_t s = sb->slots[i];
         if (s == 0)
@@ -249,20 +257,21 @@ mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice 
                         memcpy(acc, sb->fold_out.data, nv);
                     return MR_SORTBUF_FOLDED;
                 }
-                /* The folded value changed size: the record moves to the end. */
+                /* The folded value changed size: the record moves to the end
+                 * and the old copy is marked dead for the sort's scan. */
                 if (nv > UINT32_MAX - MR_REC_HDR - klen ||
-                    !mr_sortbuf_fits(sb, MR_REC_HDR + klen + nv, 0))
+                    !mr_sortbuf_fits(sb, MR_REC_HDR + klen + nv))
                     return MR_SORTBUF_FULL;
-                uint32_t entry = mr_rec_u32(rec + 8);
-                /* The key is copied from the old record before anything moves. */
+                uint32_t p = mr_rec_u32(rec + 8);
                 uint32_t noff = mr_sortbuf_put(sb, kslice_make(rec + MR_REC_HDR, klen),
-                                               sb->fold_out.data, nv, entry);
-                mr_sortbuf_ent_at(sb, entry)->off = noff;
+                                               sb->fold_out.data, nv, p);
+                mr_rec_put_u32(rec + 8, MR_REC_DEAD);
                 sb->slots[i] = tag | ((uint64_t)noff + 1);
                 return MR_SORTBUF_FOLDED;
             }
         }
-        i = (i + 1) & sb->mask;
+        if (++i == sb->n_slots)
+            i = 0;
     }
     mr_sortbuf_result r = mr_sortbuf_append(sb, part, key, value, &off);
     if (r == MR_SORTBUF_ADDED)
@@ -273,13 +282,13 @@ mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice 
 void
 mr_sortbuf_prefetch_slot(const mr_sortbuf *sb, uint64_t hash)
 {
-    __builtin_prefetch(&sb->slots[(size_t)hash & sb->mask]);
+    __builtin_prefetch(&sb->slots[mr_sortbuf_home(sb, hash)]);
 }
 
 void
 mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash)
 {
-    uint64_t s = sb->slots[(size_t)hash & sb->mask];
+    uint64_t s = sb->slots[mr_sortbuf_home(sb, hash)];
     if (s != 0 && (s & 0xffffffff00000000ull) == (hash & 0xffffffff00000000ull)) {
         /* Records are packed: a short one may straddle two cache lines. */
         const uint8_t *rec = sb->mem + (uint32_t)s - 1;
@@ -452,9 +461,31 @@ mr_sortbuf_radix(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int byte)
     }
 }
 
+/* Hashed mode: entries for the live records, built in the index memory. */
+static void
+mr_sortbuf_build_entries(mr_sortbuf *sb)
+{
+    mr_sortbuf_ent *v = (mr_sortbuf_ent *)sb->slots;
+    size_t k = 0;
+    for (size_t off = 0; off < sb->data_len;) {
+        const uint8_t *rec = sb->mem + off;
+        uint32_t klen = mr_rec_u32(rec), vlen = mr_rec_u32(rec + 4), part = mr_rec_u32(rec + 8);
+        if (part != MR_REC_DEAD) {
+            v[k].prefix = mr_sortbuf_prefix(rec + MR_REC_HDR, klen);
+            v[k].part = part;
+            v[k].off = (uint32_t)off;
+            k++;
+        }
+        off += MR_REC_HDR + (size_t)klen + vlen;
+    }
+    sb->sorted = v;
+}
+
 void
 mr_sortbuf_sort(mr_sortbuf *sb)
 {
+    if (sb->hashed)
+        mr_sortbuf_build_entries(sb);
     mr_sortbuf_ent *v = mr_sortbuf_ents(sb);
     size_t n = sb->n;
     uint32_t max_part = 0;
@@ -535,14 +566,15 @@ mr_sortbuf_prefetch_entry(const mr_sortbuf *sb, size_t i)
 size_t
 mr_sortbuf_used(const mr_sortbuf *sb)
 {
-    return sb->data_len + sb->n * sizeof(mr_sortbuf_ent);
+    return sb->data_len + (sb->hashed ? 0 : sb->n * sizeof(mr_sortbuf_ent));
 }
 
 void
 mr_sortbuf_reset(mr_sortbuf *sb)
 {
-    if (sb->hashed && sb->n > 0)
-        memset(sb->slots, 0, (sb->mask + 1) * sizeof(uint64_t));
+    if (sb->hashed && (sb->n > 0 || sb->data_len > 0))
+        memset(sb->slots, 0, sb->n_slots * sizeof(uint64_t));
+    sb->sorted = NULL;
     sb->n = 0;
     sb->data_len = 0;
 }

@@ -1,17 +1,18 @@
 /* mr_sortbuf.h -- the bounded in-memory buffer that collects map output.
  *
- * One allocation of the budget holds record bytes growing up from the bottom
- * and fixed-size entries (partition, 8-byte key prefix, record offset)
+ * Plain mode: one allocation of the budget holds records growing up from the
+ * bottom and fixed-size entries (partition, 8-byte key prefix, record offset)
  * growing down from the top, as Hadoop's map-side buffer does; the buffer is
  * full when they would meet. Sorting orders the entries by (partition, key,
- * value) with the prefix deciding most comparisons.
+ * value) with the prefix deciding most comparisons (a radix sort).
  *
  * Hashed mode (the job has a fold function): an open-addressing index over
- * the entries finds an earlier record with the same key, and the new value is
+ * the records finds an earlier record with the same key, and the new value is
  * folded into it in place (written over the old value when the length is
  * unchanged, appended otherwise), so a key appears once per buffer and the
  * map output is combined before anything is spilled. The index takes a fixed
- * part of the budget.
+ * third of the budget and there are no entries until the sort builds them in
+ * the index's memory.
  *
  * Memory: exactly the budget (pages are touched as they fill). Thread-safety:
  * single-threaded.
@@ -63,10 +64,11 @@ void mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash);
  * before the next add (the sort reorders what the index points at). */
 void mr_sortbuf_sort(mr_sortbuf *sb);
 
-/* Number of entries. */
+/* Number of records (distinct keys in hashed mode). */
 size_t mr_sortbuf_count(const mr_sortbuf *sb);
 
-/* Entry i (after sort: in order). Slices valid until the next add or reset. */
+/* Record i in sorted order. REQUIRES: mr_sortbuf_sort since the last add.
+ * Slices valid until the next add or reset. */
 void mr_sortbuf_get(const mr_sortbuf *sb, size_t i, uint32_t *part, kslice *key, kslice *value);
 
 /* Start loading entry i's record (reading the sorted entries in order
