@@ -373,7 +373,19 @@ resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out
     } else if (resp_arg_is(cmd, "QUIT")) {
         resp_add_simple(out, "OK");
         *close = 1;
-    } else if (resp_arg_is(cmd, "CONFIG") || resp_arg_is(cmd, "COMMAND")) {
+    } else if (resp_arg_is(cmd, "CONFIG") && argc == 3 && resp_arg_is(argv[1], "GET")) {
+        /* what redis-benchmark and other tools probe on connect */
+        if (resp_arg_is(argv[2], "save") || resp_arg_is(argv[2], "appendonly")) {
+            resp_add_array(out, 2);
+            resp_add_bulk(out, argv[2].p, argv[2].n);
+            if (resp_arg_is(argv[2], "save"))
+                resp_add_bulk(out, "", 0);
+            else
+                resp_add_bulk(out, "no", 2);
+        } else {
+            resp_add_array(out, 0);
+        }
+    } else if (resp_arg_is(cmd, "COMMAND")) {
         resp_add_array(out, 0);
     } else if (resp_arg_is(cmd, "CLIENT")) {
         if (argc >= 2 && resp_arg_is(argv[1], "SETNAME"))

@@ -1,0 +1,469 @@
+/* test_wire.c -- the server's wire formats without sockets: HTTP request
+ * heads (http.c), percent-coding and queries, response heads as the client
+ * parses them (http_client.c), RESP commands and replies (resp.c), base64
+ * and JSON (json.c), and row-cache images (rowcache.c). Round trips use
+ * random bytes with a printed seed (replay with KILN_TEST_SEED=N).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serving/http.h"
+#include "serving/http_client.h"
+#include "serving/json.h"
+#include "serving/resp.h"
+#include "serving/rowcache.h"
+
+static unsigned wire_seed;
+
+static uint64_t
+wire_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Parse a complete head given as a C string. */
+static int
+wire_parse(const char *text, http_request *req, http_error *e)
+{
+    static http_header headers[8];
+    size_t scan = 0;
+    size_t head = http_head_end((const uint8_t *)text, strlen(text), &scan);
+    if (head == 0) {
+        e->status = 0;
+        return -2;
+    }
+    return http_parse_request((const uint8_t *)text, head, headers, 8, req, e);
+}
+
+static int
+wire_slice_is(kslice s, const char *lit)
+{
+    return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0;
+}
+
+static void
+http_parses_request_line_and_headers(void **state)
+{
+    (void)state;
+    http_request req;
+    http_error e;
+    assert_int_equal(wire_parse("GET /t/row%2F1?v=2&column=f:q HTTP/1.1\r\nHost: x\r\n"
+                                "Accept: application/octet-stream, */*;q=0.1\r\n"
+                                "X-Other:  spaced value \t\r\n\r\n",
+                                &req, &e),
+                     0);
+    assert_true(wire_slice_is(req.method, "GET"));
+    assert_true(wire_slice_is(req.path, "/t/row%2F1"));
+    assert_true(wire_slice_is(req.query, "v=2&column=f:q"));
+    assert_int_equal(req.version_minor, 1);
+    assert_true(req.keep_alive);
+    assert_true(wire_slice_is(req.host, "x"));
+    assert_true(http_accepts(req.accept, "application/octet-stream"));
+    assert_false(http_accepts(req.accept, "application/json"));
+    assert_true(wire_slice_is(http_header_get(&req, "x-other"), "spaced value"));
+    assert_null(http_header_get(&req, "missing").p);
+    assert_int_equal(req.header_count, 3);
+
+    assert_int_equal(wire_parse("HEAD / HTTP/1.0\r\n\r\n", &req, &e), 0);
+    assert_true(req.head_only);
+    assert_false(req.keep_alive);
+    assert_int_equal(req.query.n, 0);
+    assert_int_equal(wire_parse("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", &req, &e), 0);
+    assert_true(req.keep_alive);
+    assert_int_equal(wire_parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: x, close\r\n\r\n", &req,
+                                &e),
+                     0);
+    assert_false(req.keep_alive);
+    assert_int_equal(wire_parse("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", &req,
+                                &e),
+                     0);
+}
+
+static void
+http_rejects_malformed_heads(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int status;
+    } cases[] = {
+        {"GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+        {"GET / HTTP/1.1 x\r\nHost: a\r\n\r\n", 400},
+        {"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505},
+        {"GET / HTTX/1.1\r\nHost: a\r\n\r\n", 400},
+        {"GET relative HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+        {"G(T / HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\n\r\n", 400},                               /* no Host */
+        {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nX: a\x01 b\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\rX: b\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n", 413},
+        {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+        {"GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\nH: 8\r\n\r\n",
+         431},
+        {"\r\n\r\n", 400},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        http_request req;
+        http_error e;
+        int rc = wire_parse(cases[i].text, &req, &e);
+        if (rc != -1 || e.status != cases[i].status)
+            fail_msg("case %zu: rc %d status %d, want -1 and %d", i, rc, e.status,
+                     cases[i].status);
+        assert_non_null(e.reason);
+    }
+}
+
+static void
+http_head_end_is_incremental(void **state)
+{
+    (void)state;
+    const char *text = "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET /x";
+    size_t full = strlen("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    size_t scan = 0, got = 0;
+    for (size_t n = 1; n <= strlen(text); n++) {
+        got = http_head_end((const uint8_t *)text, n, &scan);
+        if (n < full)
+            assert_int_equal(got, 0);
+        else
+            break;
+    }
+    assert_int_equal(got, full);
+    assert_int_equal(http_oversize_status((const uint8_t *)"GET /aaaa", 9), 414);
+    assert_int_equal(http_oversize_status((const uint8_t *)"GET / HTTP/1.1\r\nX: a", 20), 431);
+}
+
+static void
+http_percent_coding_round_trips(void **state)
+{
+    (void)state;
+    kbuf out = KBUF_INIT;
+    assert_int_equal(http_pct_decode(kslice_str("a%2Fb%3a+c%00"), 1, &out), 0);
+    assert_int_equal(out.len, 7);
+    assert_memory_equal(out.data, "a/b: c\0", 7);
+    buf_reset(&out);
+    assert_int_equal(http_pct_decode(kslice_str("a+b"), 0, &out), 0);
+    assert_memory_equal(out.data, "a+b", 3);
+    const char *bad[] = {"%", "%2", "%zz", "a%g1", "%%"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        buf_reset(&out);
+        assert_int_equal(http_pct_decode(kslice_str(bad[i]), 0, &out), -1);
+    }
+    uint64_t s = wire_seed;
+    kbuf raw = KBUF_INIT, enc = KBUF_INIT;
+    for (int iter = 0; iter < 500; iter++) {
+        buf_reset(&raw);
+        buf_reset(&enc);
+        buf_reset(&out);
+        size_t n = wire_rand(&s) % 40;
+        for (size_t i = 0; i < n; i++)
+            buf_append_u8(&raw, (uint8_t)wire_rand(&s));
+        http_pct_encode(&enc, raw.data, raw.len);
+        for (size_t i = 0; i < enc.len; i++)
+            assert_true(strchr("/?&=:,+# ", enc.data[i]) == NULL || enc.data[i] == 0);
+        assert_int_equal(http_pct_decode(buf_slice(&enc), 1, &out), 0);
+        assert_int_equal(out.len, raw.len);
+        if (n)
+            assert_memory_equal(out.data, raw.data, n);
+    }
+    buf_free(&raw);
+    buf_free(&enc);
+    buf_free(&out);
+}
+
+static void
+http_query_pairs(void **state)
+{
+    (void)state;
+    kslice q = kslice_str("a=1&&b&c=&=d&row=x%26y");
+    kslice n, v;
+    const char *want[][2] = {{"a", "1"}, {"b", ""}, {"c", ""}, {"", "d"}, {"row", "x%26y"}};
+    size_t k = 0;
+    while (http_query_next(&q, &n, &v)) {
+        assert_true(k < 5);
+        assert_true(wire_slice_is(n, want[k][0]));
+        assert_true(wire_slice_is(v, want[k][1]));
+        k++;
+    }
+    assert_int_equal(k, 5);
+}
+
+static void
+http_client_parses_response_heads(void **state)
+{
+    (void)state;
+    http_client_response r;
+    kiln_err err;
+    const char *ok = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 12\r\nX-Kiln-Version: 7\r\nX-Timestamp: -5\r\n\r\n";
+    status_clear(&err);
+    assert_int_equal(http_client_parse_head((const uint8_t *)ok, strlen(ok), &r, &err), KILN_OK);
+    assert_int_equal(r.status, 404);
+    assert_int_equal(r.content_length, 12);
+    assert_true(r.has_version);
+    assert_int_equal(r.version, 7);
+    assert_int_equal(r.timestamp, -5);
+    assert_string_equal(r.content_type, "application/json");
+    assert_false(r.close);
+    const char *bad[] = {
+        "HTTP/1.1 200 OK\r\n\r\n",                                       /* no length */
+        "HTTP/1.1 2x0 OK\r\nContent-Length: 1\r\n\r\n",
+        "FTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nbroken\r\nContent-Length: 1\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        status_clear(&err);
+        if (http_client_parse_head((const uint8_t *)bad[i], strlen(bad[i]), &r, &err) == KILN_OK)
+            fail_msg("accepted bad head %zu", i);
+    }
+}
+
+static void
+resp_parses_commands(void **state)
+{
+    (void)state;
+    kslice argv[8];
+    size_t argc, used;
+    const char *why;
+    const char *mb = "*2\r\n$3\r\nGET\r\n$5\r\na\r\nb\0\r\n*1\r\n$4\r\nPING\r\n";
+    size_t mbn = 24 + 14;
+    assert_int_equal(resp_parse((const uint8_t *)mb, mbn, argv, 8, 1024, &argc, &used, &why),
+                     RESP_COMMAND);
+    assert_int_equal(argc, 2);
+    assert_int_equal(used, 24);
+    assert_true(resp_arg_is(argv[0], "get"));
+    assert_int_equal(argv[1].n, 5);
+    assert_memory_equal(argv[1].p, "a\r\nb\0", 5);
+    /* every strict prefix of the first command is incomplete */
+    for (size_t n = 0; n < 24; n++)
+        assert_int_equal(resp_parse((const uint8_t *)mb, n, argv, 8, 1024, &argc, &used, &why),
+                         RESP_INCOMPLETE);
+    assert_int_equal(resp_parse((const uint8_t *)"PING  hello\r\n", 13, argv, 8, 1024, &argc,
+                                &used, &why),
+                     RESP_COMMAND);
+    assert_int_equal(argc, 2);
+    assert_true(wire_slice_is(argv[1], "hello"));
+    assert_int_equal(resp_parse((const uint8_t *)"\r\n", 2, argv, 8, 1024, &argc, &used, &why),
+                     RESP_EMPTY);
+    assert_int_equal(used, 2);
+    assert_int_equal(resp_parse((const uint8_t *)"*0\r\n", 4, argv, 8, 1024, &argc, &used, &why),
+                     RESP_EMPTY);
+    const char *bad[] = {"*x\r\n", "*2\r\n:1\r\n", "*1\r\n$-1\r\n", "*1\r\n$3\r\nabcd\r\n",
+                         "*9\r\n", "*1\r\n$2000\r\n", "*1\r\n$1\rx"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        resp_parse_result r = resp_parse((const uint8_t *)bad[i], strlen(bad[i]), argv, 8, 1024,
+                                         &argc, &used, &why);
+        if (r != RESP_ERROR)
+            fail_msg("bad command %zu parsed as %d", i, (int)r);
+        assert_non_null(why);
+    }
+}
+
+static void
+resp_writes_replies(void **state)
+{
+    (void)state;
+    kbuf b = KBUF_INIT;
+    resp_add_simple(&b, "OK");
+    resp_add_error(&b, "ERR a\r\nb");
+    resp_add_int(&b, -42);
+    resp_add_bulk(&b, "x\0y", 3);
+    resp_add_nil(&b);
+    resp_add_array(&b, 2);
+    resp_add_bulk(&b, "", 0);
+    const char want[] = "+OK\r\n-ERR ab\r\n:-42\r\n$3\r\nx\0y\r\n$-1\r\n*2\r\n$0\r\n\r\n";
+    assert_int_equal(b.len, sizeof want - 1);
+    assert_memory_equal(b.data, want, sizeof want - 1);
+    buf_free(&b);
+}
+
+static void
+json_base64_round_trips(void **state)
+{
+    (void)state;
+    kbuf e = KBUF_INIT, d = KBUF_INIT;
+    json_b64_append(&e, (const uint8_t *)"foobar", 6);
+    assert_int_equal(e.len, 8);
+    assert_memory_equal(e.data, "Zm9vYmFy", 8);
+    buf_reset(&e);
+    json_b64_append(&e, (const uint8_t *)"fo", 2);
+    assert_memory_equal(e.data, "Zm8=", 4);
+    uint64_t s = wire_seed + 1;
+    for (int iter = 0; iter < 500; iter++) {
+        kbuf raw = KBUF_INIT;
+        size_t n = wire_rand(&s) % 50;
+        for (size_t i = 0; i < n; i++)
+            buf_append_u8(&raw, (uint8_t)wire_rand(&s));
+        buf_reset(&e);
+        buf_reset(&d);
+        json_b64_append(&e, raw.data, raw.len);
+        assert_int_equal(e.len, json_b64_len(n));
+        assert_int_equal(json_b64_decode((const char *)e.data, e.len, &d), 0);
+        assert_int_equal(d.len, n);
+        if (n)
+            assert_memory_equal(d.data, raw.data, n);
+        buf_free(&raw);
+    }
+    assert_int_equal(json_b64_decode("a", 1, &d), -1);
+    assert_int_equal(json_b64_decode("ab!c", 4, &d), -1);
+    buf_free(&e);
+    buf_free(&d);
+}
+
+static void
+json_parses_documents(void **state)
+{
+    (void)state;
+    const char *text = " {\"Row\":[{\"key\":\"YQ==\",\"Cell\":[{\"column\":\"Zjpx\","
+                       "\"timestamp\":-9223372036854775808,\"$\":\"\"}]}],"
+                       "\"s\":\"a\\\"\\\\\\/\\n\\u00e9\\ud83d\\ude00\",\"n\":1.5e2,"
+                       "\"t\":true,\"f\":false,\"z\":null,\"e\":{},\"a\":[]} ";
+    json_doc *d;
+    kiln_err err;
+    status_clear(&err);
+    assert_int_equal(json_parse(text, strlen(text), &d, &err), KILN_OK);
+    const json_node *root = json_root(d);
+    assert_int_equal(json_node_type(root), JSON_OBJECT);
+    const json_node *rows = json_get(root, "Row");
+    assert_int_equal(json_len(rows), 1);
+    const json_node *cell = json_at(json_get(json_at(rows, 0), "Cell"), 0);
+    int64_t ts;
+    assert_int_equal(json_int(json_get(cell, "timestamp"), &ts), 0);
+    assert_true(ts == INT64_MIN);
+    size_t n;
+    const char *sv = json_str(json_get(root, "s"), &n);
+    assert_int_equal(n, 11);
+    assert_memory_equal(sv, "a\"\\/\n\xc3\xa9\xf0\x9f\x98\x80", 11);
+    double num;
+    assert_int_equal(json_num(json_get(root, "n"), &num), 0);
+    assert_true(num == 150.0);
+    assert_int_equal(json_int(json_get(root, "n"), &ts), -1);
+    assert_int_equal(json_node_type(json_get(root, "t")), JSON_TRUE);
+    assert_int_equal(json_node_type(json_get(root, "z")), JSON_NULL);
+    assert_int_equal(json_len(json_get(root, "e")), 0);
+    assert_string_equal(json_key(json_at(root, 1)), "s");
+    assert_null(json_get(root, "missing"));
+    json_doc_free(d);
+    const char *bad[] = {"", "{", "[1,]", "{\"a\"}", "{\"a\":1,}", "\"abc", "01", "1.", "-",
+                         "tru", "[1] 2", "\"\\x\"", "\"a\x01\"", "{1:2}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        status_clear(&err);
+        if (json_parse(bad[i], strlen(bad[i]), &d, &err) == KILN_OK)
+            fail_msg("accepted bad JSON %zu: %s", i, bad[i]);
+        assert_int_equal(err.code, KILN_CORRUPTION);
+    }
+    /* nesting beyond the limit is refused, not a stack overflow */
+    char deep[JSON_DEPTH_MAX * 2 + 8];
+    memset(deep, '[', JSON_DEPTH_MAX + 1);
+    memset(deep + JSON_DEPTH_MAX + 1, ']', JSON_DEPTH_MAX + 1);
+    status_clear(&err);
+    assert_int_equal(json_parse(deep, 2 * (JSON_DEPTH_MAX + 1), &d, &err), KILN_CORRUPTION);
+    kbuf w = KBUF_INIT;
+    json_str_append(&w, "a\"\\\x01\n", 5);
+    assert_int_equal(w.len, strlen("\"a\\\"\\\\\\u0001\\n\""));
+    assert_memory_equal(w.data, "\"a\\\"\\\\\\u0001\\n\"", w.len);
+    buf_free(&w);
+}
+
+static void
+rowcache_images_and_eviction(void **state)
+{
+    (void)state;
+    kiln_cell cells[2];
+    memset(cells, 0, sizeof cells);
+    cells[0].family = (const uint8_t *)"f";
+    cells[0].family_len = 1;
+    cells[0].qualifier = (const uint8_t *)"";
+    cells[0].ts = -1;
+    cells[0].value = (const uint8_t *)"v\0x";
+    cells[0].value_len = 3;
+    cells[1].family = (const uint8_t *)"g";
+    cells[1].family_len = 1;
+    cells[1].qualifier = (const uint8_t *)"q\xff";
+    cells[1].qualifier_len = 2;
+    cells[1].ts = INT64_MAX;
+    store_row r = {kslice_str("row"), cells, 2};
+    kbuf img = KBUF_INIT;
+    rowcache_encode(&r, &img);
+    kiln_cell *out = NULL;
+    size_t cap = 0;
+    assert_int_equal(rowcache_decode(img.data, img.len, kslice_str("row"), &out, &cap), 2);
+    assert_int_equal(out[0].ts, -1);
+    assert_memory_equal(out[0].value, "v\0x", 3);
+    assert_int_equal(out[1].qualifier_len, 2);
+    assert_true(out[1].ts == INT64_MAX);
+    for (size_t cut = 0; cut < img.len; cut++)
+        assert_int_equal(rowcache_decode(img.data, cut, kslice_str("row"), &out, &cap), -1);
+
+    rowcache_pool *pool = rowcache_pool_new(64 * 1024);
+    rowcache *c = rowcache_new(pool);
+    kbuf got = KBUF_INIT;
+    char key[32];
+    for (int i = 0; i < 2000; i++) {
+        int n = snprintf(key, sizeof key, "k%d", i);
+        rowcache_put(c, (const uint8_t *)key, (size_t)n, img.data, img.len, ROWCACHE_NO_EXPIRY);
+        assert_true(rowcache_pool_used(pool) <= 64 * 1024);
+    }
+    assert_int_equal(rowcache_get(c, (const uint8_t *)"k1999", 5, 0, &got), 1);
+    assert_int_equal(got.len, img.len);
+    assert_int_equal(rowcache_get(c, (const uint8_t *)"k0", 2, 0, &got), 0);
+    rowcache_put(c, (const uint8_t *)"exp", 3, img.data, img.len, 100);
+    assert_int_equal(rowcache_get(c, (const uint8_t *)"exp", 3, 99, &got), 1);
+    assert_int_equal(rowcache_get(c, (const uint8_t *)"exp", 3, 100, &got), 0);
+    kbuf keys = KBUF_INIT;
+    size_t nk = rowcache_hot_keys(c, 10, &keys);
+    assert_int_equal(nk, 10);
+    rowcache_stats st;
+    rowcache_get_stats(c, &st);
+    assert_true(st.evictions > 0);
+    assert_int_equal(st.hits, 2);
+    rowcache_free(c);
+    assert_int_equal(rowcache_pool_used(pool), 0);
+    rowcache_pool_free(pool);
+    assert_null(rowcache_new(NULL));
+    free(out);
+    buf_free(&img);
+    buf_free(&got);
+    buf_free(&keys);
+}
+
+int
+main(void)
+{
+    const char *env = getenv("KILN_TEST_SEED");
+    wire_seed = env ? (unsigned)strtoul(env, NULL, 10) : (unsigned)time(NULL);
+    printf("seed=%u\n", wire_seed);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(http_parses_request_line_and_headers),
+        cmocka_unit_test(http_rejects_malformed_heads),
+        cmocka_unit_test(http_head_end_is_incremental),
+        cmocka_unit_test(http_percent_coding_round_trips),
+        cmocka_unit_test(http_query_pairs),
+        cmocka_unit_test(http_client_parses_response_heads),
+        cmocka_unit_test(resp_parses_commands),
+        cmocka_unit_test(resp_writes_replies),
+        cmocka_unit_test(json_base64_round_trips),
+        cmocka_unit_test(json_parses_documents),
+        cmocka_unit_test(rowcache_images_and_eviction),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
