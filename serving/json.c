@@ -386,7 +386,8 @@ json_close_container(json_parser *ps, size_t idx, size_t base)
     }
     d->nodes[idx].kid_off = d->kid_count;
     d->nodes[idx].kid_count = k;
-    memcpy(d->kid_idx + d->kid_count, ps->stack + base, k * sizeof *ps->stack);
+    if (k > 0)
+        memcpy(d->kid_idx + d->kid_count, ps->stack + base, k * sizeof *ps->stack);
     d->kid_count += k;
     ps->stack_len = base;
 }

@@ -612,6 +612,7 @@ worker_main(void *arg)
     worker *w = arg;
     w->reader = views_reader_new(w->s->views);
     w->ctx = views_ctx_new();
+    views_reader_attach(w->reader, w->ctx);
     w->api = http_api_new(&w->s->env, w->reader, w->ctx);
     w->rapi = resp_api_new(&w->s->renv, w->reader, w->ctx);
     server_update_date(w);

@@ -77,6 +77,7 @@ struct views_reader {
     views *v;
     views_snapshot *snap;
     uint64_t gen;
+    views_ctx *ctx;                /* attached: reset when the snapshot changes */
 };
 
 struct views_ctx {
@@ -88,6 +89,8 @@ struct views_ctx {
     size_t picked_cap;
     unsigned sample_tick;
 };
+
+static void views_ctx_reset(views_ctx *c);
 
 static int64_t
 views_mono_ms(void)
@@ -422,6 +425,7 @@ views_warm(views *v, views_entry *old, views_entry *e)
             break;
     }
     buf_free(&keys);
+    views_ctx_reset(v->warm_ctx);
     return done;
 }
 
@@ -656,9 +660,17 @@ views_reader_refresh(views_reader *r)
     views_snapshot *s = r->v->cur;
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
     pthread_mutex_unlock(&r->v->mu);
+    if (r->ctx != NULL)
+        views_ctx_reset(r->ctx);
     views_snapshot_unref(r->snap);
     r->snap = s;
     r->gen = s->gen;
+}
+
+void
+views_reader_attach(views_reader *r, views_ctx *c)
+{
+    r->ctx = c;
 }
 
 views_entry *
@@ -722,6 +734,14 @@ views_ctx_new(void)
     views_ctx *c = kiln_calloc(1, sizeof *c);
     c->buf = store_row_buf_new();
     return c;
+}
+
+/* Drop the store's row buffer, and with it the view it references. */
+static void
+views_ctx_reset(views_ctx *c)
+{
+    store_row_buf_free(c->buf);
+    c->buf = store_row_buf_new();
 }
 
 void

@@ -113,6 +113,9 @@ const kiln_schema *views_entry_schema(const views_entry *e);
 typedef struct views_ctx views_ctx;
 views_ctx *views_ctx_new(void);
 void views_ctx_free(views_ctx *c);   /* c may be NULL */
+/* Tie c to r: when r moves to a new snapshot, c lets go of the versions it
+ * last read (its buffers keep a reference to them otherwise). */
+void views_reader_attach(views_reader *r, views_ctx *c);
 
 /* Read one row, as store_view_get with o (NULL: every column, newest
  * versions). Reads of the newest version of some or all columns without a

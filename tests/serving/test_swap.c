@@ -1,0 +1,416 @@
+/* test_swap.c -- hot swaps under load through the server: client threads
+ * hammer Gets, scans across a region boundary, multigets (HTTP) and MGETs
+ * (Redis protocol) over keep-alive connections while the main thread
+ * publishes new versions of the table and rolls back in a loop, as `kiln
+ * load` and `kiln rollback` in another process would. Every version's rows
+ * hold one tag; a response must come from exactly one version (one tag, the
+ * tag of the version its X-Kiln-Version names), no request may fail, each
+ * new version must be served within a bounded time, and old versions must
+ * be released (their files closed) once no request uses them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "serving/json.h"
+#include "serving/server.h"
+#include "serving/slog.h"
+#include "tests/serving/serving_fixture.h"
+
+#define ROWS 2000
+#define CLIENTS 4
+#define ITERATIONS 14
+#define MAX_VERSION 256
+#define VISIBLE_LIMIT_S 5.0
+
+static char data_dir[512];
+static server *srv;
+static int http_port, resp_port;
+static atomic_int stop_flag;
+static _Atomic int version_tag[MAX_VERSION];   /* recorded by the publisher */
+
+typedef struct client_stats {
+    long requests, errors, mixed;
+    int seen_tag[MAX_VERSION];                 /* tag seen per version, 0 = none */
+    char first_error[256];
+} client_stats;
+
+static void
+note_error(client_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+note_error(client_stats *st, const char *fmt, ...)
+{
+    if (st->errors++ == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(st->first_error, sizeof st->first_error, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static void
+publish(int tag)
+{
+    fx_cells cs = {0};
+    char row[16], val[32];
+    for (int i = 0; i < ROWS; i++) {
+        int rn = snprintf(row, sizeof row, "r%04d", i);
+        int vn = snprintf(val, sizeof val, "%d-%d", tag, i);
+        fx_add(&cs, row, (size_t)rn, "f", "q", 1, 1, val, (size_t)vn);
+    }
+    uint64_t v = fx_publish(data_dir, "hot", &cs);
+    fx_cells_free(&cs);
+    assert_true(v < MAX_VERSION);
+    atomic_store(&version_tag[v], tag);
+}
+
+/* Tag of a value "<tag>-<i>". */
+static int
+tag_of(const uint8_t *p, size_t n)
+{
+    int t = 0;
+    for (size_t i = 0; i < n && p[i] != '-'; i++)
+        t = t * 10 + (p[i] - '0');
+    return t;
+}
+
+/* Tags of every cell of a CellSet body; -1 if they differ, -2 if malformed.
+ * *rows gets the row count. */
+static int
+body_tag(const fx_resp *r, size_t *rows)
+{
+    json_doc *d;
+    kiln_err err;
+    status_clear(&err);
+    if (json_parse((const char *)r->body.data, r->body.len, &d, &err) != KILN_OK)
+        return -2;
+    const json_node *rs = json_get(json_root(d), "Row");
+    *rows = json_len(rs);
+    int tag = 0;
+    kbuf v = KBUF_INIT;
+    for (size_t i = 0; i < json_len(rs) && tag >= 0; i++) {
+        const json_node *cells = json_get(json_at(rs, i), "Cell");
+        for (size_t k = 0; k < json_len(cells); k++) {
+            size_t n;
+            const char *s = json_str(json_get(json_at(cells, k), "$"), &n);
+            buf_reset(&v);
+            if (s == NULL || json_b64_decode(s, n, &v) != 0) {
+                tag = -2;
+                break;
+            }
+            int t = tag_of(v.data, v.len);
+            if (tag == 0)
+                tag = t;
+            else if (t != tag)
+                tag = -1;
+        }
+    }
+    buf_free(&v);
+    json_doc_free(d);
+    return tag;
+}
+
+static void
+check_version(client_stats *st, const fx_resp *r, int tag, const char *what)
+{
+    if (!r->h.has_version || r->h.version >= MAX_VERSION) {
+        note_error(st, "%s: no usable X-Kiln-Version", what);
+        return;
+    }
+    int *seen = &st->seen_tag[r->h.version];
+    if (*seen == 0)
+        *seen = tag;
+    else if (*seen != tag)
+        st->mixed++;
+}
+
+/* One request on the client's keep-alive connection (reopened if the
+ * server closed it). Returns 0 with the response, -1 on a transport error. */
+static int
+roundtrip(fx_conn *c, int port, const char *target, fx_resp *r)
+{
+    char req[512];
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: swap\r\n\r\n", target);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (c->fd < 0) {
+            c->fd = fx_connect(port);
+            buf_reset(&c->in);
+        }
+        fx_send(c->fd, req, strlen(req));
+        if (fx_read_response(c, r, 0) == 0) {
+            if (r->h.close) {
+                close(c->fd);
+                c->fd = -1;
+            }
+            return 0;
+        }
+        close(c->fd);
+        c->fd = -1;
+    }
+    return -1;
+}
+
+static void *
+http_reader(void *arg)
+{
+    client_stats *st = arg;
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    fx_conn c = {-1, KBUF_INIT};
+    fx_resp r = {0};
+    char target[256];
+    while (!atomic_load(&stop_flag)) {
+        int kind = (int)(rand_r(&seed) % 3);
+        int i = (int)(rand_r(&seed) % ROWS);
+        size_t want_rows = 1;
+        if (kind == 0) {
+            snprintf(target, sizeof target, "/hot/r%04d", i);
+        } else if (kind == 1) {
+            /* 30 rows across the boundary at r0500 or r1500 */
+            snprintf(target, sizeof target, "/hot/*?startrow=r%04d&limit=30",
+                     rand_r(&seed) % 2 ? 480 : 1480);
+            want_rows = 30;
+        } else {
+            snprintf(target, sizeof target,
+                     "/hot/multiget?row=r%04d&row=r%04d&row=r%04d", i % 500, 500 + i % 500,
+                     1500 + i % 500);
+            want_rows = 3;
+        }
+        st->requests++;
+        if (roundtrip(&c, http_port, target, &r) != 0) {
+            note_error(st, "%s: connection failed", target);
+            continue;
+        }
+        if (r.h.status != 200) {
+            note_error(st, "%s: status %d: %.*s", target, r.h.status, (int)r.body.len,
+                       r.body.data);
+            continue;
+        }
+        size_t rows = 0;
+        int tag = body_tag(&r, &rows);
+        if (tag == -2 || rows != want_rows) {
+            note_error(st, "%s: %zu rows (want %zu), tag %d", target, rows, want_rows, tag);
+            continue;
+        }
+        if (tag == -1) {
+            st->mixed++;
+            continue;
+        }
+        check_version(st, &r, tag, target);
+    }
+    if (c.fd >= 0)
+        close(c.fd);
+    buf_free(&c.in);
+    fx_resp_free(&r);
+    return NULL;
+}
+
+/* MGET of three keys in three regions: one tag in all three values. */
+static void *
+resp_reader(void *arg)
+{
+    client_stats *st = arg;
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    int fd = fx_connect(resp_port);
+    kbuf in = KBUF_INIT;
+    while (!atomic_load(&stop_flag)) {
+        int i = (int)(rand_r(&seed) % 500);
+        char cmd[160];
+        int n = snprintf(cmd, sizeof cmd,
+                         "*4\r\n$4\r\nMGET\r\n$5\r\nr%04d\r\n$5\r\nr%04d\r\n$5\r\nr%04d\r\n", i,
+                         i + 500, i + 1500);
+        fx_send(fd, cmd, (size_t)n);
+        st->requests++;
+        /* "*3" then three bulk strings */
+        int tags[3], got = 0;
+        size_t pos = 0;
+        while (got < 4) {
+            const uint8_t *nl = in.len > pos ? memchr(in.data + pos, '\n', in.len - pos) : NULL;
+            if (nl == NULL) {
+                buf_reserve(&in, 4096);
+                ssize_t k = recv(fd, in.data + in.len, in.cap - in.len, 0);
+                if (k <= 0) {
+                    note_error(st, "MGET: connection closed");
+                    goto out;
+                }
+                in.len += (size_t)k;
+                continue;
+            }
+            if (got == 0) {
+                if (in.data[pos] != '*') {
+                    note_error(st, "MGET: reply %.*s", (int)(nl - in.data - pos),
+                               in.data + pos);
+                    goto out;
+                }
+                pos = (size_t)(nl - in.data) + 1;
+                got++;
+                continue;
+            }
+            long len = strtol((const char *)in.data + pos + 1, NULL, 10);
+            size_t body = (size_t)(nl - in.data) + 1;
+            if (in.data[pos] != '$' || len <= 0) {
+                note_error(st, "MGET: value %d missing", got);
+                goto out;
+            }
+            if (in.len < body + (size_t)len + 2) {
+                buf_reserve(&in, 4096);
+                ssize_t k = recv(fd, in.data + in.len, in.cap - in.len, 0);
+                if (k <= 0) {
+                    note_error(st, "MGET: connection closed");
+                    goto out;
+                }
+                in.len += (size_t)k;
+                continue;
+            }
+            tags[got - 1] = tag_of(in.data + body, (size_t)len);
+            pos = body + (size_t)len + 2;
+            got++;
+        }
+        memmove(in.data, in.data + pos, in.len - pos);
+        in.len -= pos;
+        if (tags[0] != tags[1] || tags[1] != tags[2])
+            st->mixed++;
+    }
+out:
+    close(fd);
+    buf_free(&in);
+    return NULL;
+}
+
+/* Wait until the server answers with version v; seconds it took. */
+static double
+wait_visible(uint64_t v)
+{
+    double t0 = fx_now();
+    fx_resp r = {0};
+    for (;;) {
+        fx_get(http_port, "/hot/r0000", NULL, &r);
+        if (r.h.status == 200 && r.h.version == v)
+            break;
+        if (fx_now() - t0 > 3 * VISIBLE_LIMIT_S)
+            fail_msg("version %llu not served after %.1f s", (unsigned long long)v,
+                     fx_now() - t0);
+        usleep(2000);
+    }
+    fx_resp_free(&r);
+    return fx_now() - t0;
+}
+
+static int
+open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+static void
+swap_under_load(void **state)
+{
+    (void)state;
+    slog_set_quiet(1);
+    fx_tmpdir(data_dir, sizeof data_dir, "swap-test");
+    static const char *const fams[] = {"f", NULL};
+    kslice splits[] = {kslice_str("r0500"), kslice_str("r1000"), kslice_str("r1500")};
+    fx_create(data_dir, "hot", fams, splits, 3);
+    publish(1);
+    server_config cfg;
+    server_config_init(&cfg);
+    cfg.data_dir = data_dir;
+    cfg.listen = "127.0.0.1:0";
+    cfg.resp_listen = "127.0.0.1:0";
+    cfg.threads = 2;
+    cfg.cache_bytes = 16u << 20;
+    cfg.poll_ms = 20;
+    cfg.warm_ms = 200;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(server_start(&cfg, &srv, &err), &err, "server_start");
+    http_port = server_http_port(srv);
+    resp_port = server_resp_port(srv);
+    int fds_before = open_fds();
+
+    client_stats st[CLIENTS + 1];
+    memset(st, 0, sizeof st);
+    pthread_t th[CLIENTS + 1];
+    atomic_store(&stop_flag, 0);
+    for (int i = 0; i < CLIENTS; i++)
+        pthread_create(&th[i], NULL, http_reader, &st[i]);
+    pthread_create(&th[CLIENTS], NULL, resp_reader, &st[CLIENTS]);
+
+    double worst = 0;
+    int tag = 1;
+    uint64_t current = 1;
+    for (int it = 0; it < ITERATIONS; it++) {
+        usleep(40000);
+        if (it % 3 == 2) {
+            current = fx_rollback(data_dir, "hot", 0);
+        } else {
+            publish(++tag);
+            current = 0;
+            for (uint64_t v = 1; v < MAX_VERSION; v++) {
+                if (atomic_load(&version_tag[v]) == tag)
+                    current = v;
+            }
+        }
+        double t = wait_visible(current);
+        if (t > worst)
+            worst = t;
+    }
+    usleep(100000);
+    atomic_store(&stop_flag, 1);
+    for (int i = 0; i <= CLIENTS; i++)
+        pthread_join(th[i], NULL);
+
+    long requests = 0, errors = 0, mixed = 0;
+    for (int i = 0; i <= CLIENTS; i++) {
+        requests += st[i].requests;
+        errors += st[i].errors;
+        mixed += st[i].mixed;
+        if (st[i].errors)
+            print_message("client %d: %s\n", i, st[i].first_error);
+        for (int v = 0; v < MAX_VERSION; v++) {
+            if (st[i].seen_tag[v] != 0 && st[i].seen_tag[v] != atomic_load(&version_tag[v]))
+                fail_msg("version %d answered with tag %d, published with %d", v,
+                         st[i].seen_tag[v], atomic_load(&version_tag[v]));
+        }
+    }
+    print_message("%ld requests, %ld errors, %ld mixed; %d versions published; slowest swap "
+                  "served after %.0f ms\n", requests, errors, mixed, tag, worst * 1e3);
+    assert_int_equal(errors, 0);
+    assert_int_equal(mixed, 0);
+    assert_true(requests > CLIENTS * ITERATIONS);
+    assert_true(worst < VISIBLE_LIMIT_S);
+
+    /* old versions are released once readers moved on: their files close */
+    usleep(300000);
+    int fds_after = open_fds();
+    print_message("open descriptors: %d before the swaps, %d after\n", fds_before, fds_after);
+    assert_true(fds_after <= fds_before + 4);
+
+    server_shutdown(srv);
+    server_wait(srv);
+    server_free(srv);
+    fx_rmrf(data_dir);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(swap_under_load),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
