@@ -122,7 +122,7 @@ hfile_output_prepare(void *arg, const char *dir, kiln_err *err)
     return KILN_OK;
 }
 
-typedef struct hfile_part {
+typedef struct hfile_output_part {
     hfile_output *o;
     char *dir;
     uint32_t part;
@@ -130,13 +130,13 @@ typedef struct hfile_part {
     size_t last;
     kbuf scratch;
     uint64_t cells;
-} hfile_part;
+} hfile_output_part;
 
 static kiln_status
 hfile_output_open(void *arg, const char *dir, uint32_t partition, void **writer, kiln_err *err)
 {
     hfile_output *o = arg;
-    hfile_part *p = kiln_calloc(1, sizeof *p);
+    hfile_output_part *p = kiln_calloc(1, sizeof *p);
     p->o = o;
     p->dir = (char *)kiln_memdup(dir, strlen(dir) + 1);
     p->part = partition;
@@ -149,7 +149,7 @@ hfile_output_open(void *arg, const char *dir, uint32_t partition, void **writer,
 
 /* Index of the family named f[0..n), or o->n. */
 static size_t
-hfile_output_family(hfile_part *p, const uint8_t *f, size_t n)
+hfile_output_family(hfile_output_part *p, const uint8_t *f, size_t n)
 {
     hfile_output *o = p->o;
     const char *last = o->fam[p->last].name;
@@ -178,7 +178,7 @@ hfile_output_family(hfile_part *p, const uint8_t *f, size_t n)
 static kiln_status
 hfile_output_write(void *writer, kslice key, kslice value, kiln_err *err)
 {
-    hfile_part *p = writer;
+    hfile_output_part *p = writer;
     hfile_output *o = p->o;
     kiln_cell c;
     memset(&c, 0, sizeof c);
@@ -209,7 +209,7 @@ hfile_output_write(void *writer, kslice key, kslice value, kiln_err *err)
 }
 
 static void
-hfile_part_free(hfile_part *p)
+hfile_output_part_free(hfile_output_part *p)
 {
     buf_free(&p->scratch);
     free(p->w);
@@ -220,7 +220,7 @@ hfile_part_free(hfile_part *p)
 static kiln_status
 hfile_output_close(void *writer, uint64_t *bytes, kiln_err *err)
 {
-    hfile_part *p = writer;
+    hfile_output_part *p = writer;
     hfile_output *o = p->o;
     kiln_status s = KILN_OK;
     uint64_t files = 0;
@@ -242,19 +242,19 @@ hfile_output_close(void *writer, uint64_t *bytes, kiln_err *err)
         mr_job_count(o->job, o->c_files, files);
         mr_job_count(o->job, o->c_cells, p->cells);
     }
-    hfile_part_free(p);
+    hfile_output_part_free(p);
     return s;
 }
 
 static void
 hfile_output_abort(void *writer)
 {
-    hfile_part *p = writer;
+    hfile_output_part *p = writer;
     if (p == NULL)
         return;
     for (size_t i = 0; i < p->o->n; i++)
         hfile_writer_abandon(p->w[i]);
-    hfile_part_free(p);
+    hfile_output_part_free(p);
 }
 
 const mr_output_format hfile_output_format = {

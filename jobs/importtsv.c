@@ -329,7 +329,7 @@ importtsv_map(mr_task *t, kslice line, kiln_err *err)
         buf_reset(&st->value);
         buf_append(&st->value, pos, sizeof pos);
         buf_append(&st->value, v.p, v.n);
-        kiln_status s = mr_emit(t, buf_slice(&st->key), buf_slice(&st->value), err);
+        kiln_status s = mr_task_emit(t, buf_slice(&st->key), buf_slice(&st->value), err);
         if (s != KILN_OK)
             return s;
     }
@@ -343,7 +343,7 @@ importtsv_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
     kslice v;
     uint64_t n = 0;
     buf_reset(&st->last);
-    while (mr_values_next(values, &v)) {
+    while (mr_task_next_value(values, &v)) {
         if (v.n < IMPORTTSV_POS)
             return status_set(err, KILN_CORRUPTION, "importtsv: a map value of %zu bytes", v.n);
         buf_reset(&st->last);
@@ -353,7 +353,7 @@ importtsv_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
     if (n > 1)
         mr_task_count(t, st->c_dups, n - 1);
     if (!st->text)
-        return mr_emit(t, key, buf_slice(&st->last), err);
+        return mr_task_emit(t, key, buf_slice(&st->last), err);
     /* Text: the `kiln hfile dump` line, ROW<TAB>FAMILY:QUALIFIER<TAB>TS<TAB>Put<TAB>VALUE. */
     kiln_cell c;
     memset(&c, 0, sizeof c);
@@ -370,7 +370,7 @@ importtsv_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
     int len = snprintf(mid, sizeof mid, "\t%" PRId64 "\t%s\t", c.ts, cell_type_name(c.type));
     buf_append(&st->text_value, mid, (size_t)len);
     cell_to_string_binary(&st->text_value, st->last.data, st->last.len);
-    return mr_emit(t, buf_slice(&st->text_key), buf_slice(&st->text_value), err);
+    return mr_task_emit(t, buf_slice(&st->text_key), buf_slice(&st->text_value), err);
 }
 
 /* ------------------------------------------------------------------ setup */
@@ -475,7 +475,7 @@ importtsv_layout(mr_job *job, importtsv_state *st, const char *data_dir, const c
     }
     if (s == KILN_OK) {
         kbuf j = KBUF_INIT;
-        mr_json_string(&j, canon, strlen(canon));
+        mr_counters_json_string(&j, canon, strlen(canon));
         buf_append_u8(&j, 0);
         mr_job_report(job, "table", (const char *)j.data);
         buf_free(&j);

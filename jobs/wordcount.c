@@ -47,7 +47,7 @@ wordcount_map(mr_task *t, kslice line, kiln_err *err)
         while (p < end && !wordcount_space[*p])
             p++;
         if (p > w) {
-            kiln_status s = mr_emit(t, kslice_make(w, (size_t)(p - w)), one, err);
+            kiln_status s = mr_task_emit(t, kslice_make(w, (size_t)(p - w)), one, err);
             if (s != KILN_OK)
                 return s;
         }
@@ -61,7 +61,7 @@ wordcount_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
     wordcount_state *st = mr_task_state(t);
     uint64_t sum = 0;
     kslice v;
-    while (mr_values_next(values, &v)) {
+    while (mr_task_next_value(values, &v)) {
         if (v.n != 8)
             return status_set(err, KILN_CORRUPTION, "wordcount: a count of %zu bytes", v.n);
         sum += coding_get_be64(v.p);
@@ -73,7 +73,7 @@ wordcount_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
             *--p = (char)('0' + sum % 10);
             sum /= 10;
         } while (sum > 0);
-        return mr_emit(t, key, kslice_make(p, (size_t)(num + sizeof num - p)), err);
+        return mr_task_emit(t, key, kslice_make(p, (size_t)(num + sizeof num - p)), err);
     }
     if (key.n > CELL_ROW_MAX)
         return status_set(err, KILN_INVALID, "wordcount: a word of %zu bytes is too long for a row",
@@ -92,7 +92,7 @@ wordcount_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
     cellkey_append(&st->key, &c);
     uint8_t be[8];
     coding_put_be64(be, sum);
-    return mr_emit(t, buf_slice(&st->key), kslice_make(be, 8), err);
+    return mr_task_emit(t, buf_slice(&st->key), kslice_make(be, 8), err);
 }
 
 static void
@@ -144,7 +144,7 @@ wordcount_setup(mr_job *job, int argc, char **argv, kiln_err *err)
                           format);
     }
     mr_job_set_map(job, wordcount_map);
-    mr_job_set_fold(job, mr_fold_sum_be64, NULL);
+    mr_job_set_fold(job, mr_sortbuf_fold_sum_be64, NULL);
     mr_job_set_reduce(job, wordcount_reduce);
     return KILN_OK;
 }

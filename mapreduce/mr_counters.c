@@ -138,7 +138,7 @@ mr_counters_print(const mr_counters *c, FILE *out)
 }
 
 void
-mr_json_string(kbuf *out, const char *s, size_t n)
+mr_counters_json_string(kbuf *out, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     buf_append_u8(out, '"');
@@ -170,7 +170,7 @@ mr_counters_json(const mr_counters *c, kbuf *out)
     for (size_t g = 0; g < ng; g++) {
         if (g > 0)
             buf_append_u8(out, ',');
-        mr_json_string(out, groups[g], strlen(groups[g]));
+        mr_counters_json_string(out, groups[g], strlen(groups[g]));
         buf_append(out, ":{", 2);
         int first = 1;
         for (size_t i = 0; i < c->n; i++) {
@@ -179,7 +179,7 @@ mr_counters_json(const mr_counters *c, kbuf *out)
             if (!first)
                 buf_append_u8(out, ',');
             first = 0;
-            mr_json_string(out, c->name[i], strlen(c->name[i]));
+            mr_counters_json_string(out, c->name[i], strlen(c->name[i]));
             char num[32];
             int len = snprintf(num, sizeof num, ":%" PRIu64, c->v[i]);
             buf_append(out, num, (size_t)len);

@@ -83,6 +83,6 @@ void mr_counters_print(const mr_counters *c, FILE *out);
 void mr_counters_json(const mr_counters *c, kbuf *out);
 
 /* Append s as a JSON string (quoted, escaped; bytes >= 0x80 as \u00XX). */
-void mr_json_string(kbuf *out, const char *s, size_t n);
+void mr_counters_json_string(kbuf *out, const char *s, size_t n);
 
 #endif

@@ -60,33 +60,6 @@ typedef struct mr_split {
  * (free it); returns the count (may be 0). */
 size_t mr_input_splits(const mr_input *in, int nranks, int rank, mr_split **out);
 
-/* ------------------------------------------------------------------ reading */
-
-typedef struct mr_reader mr_reader;
-
-/* Open a reader of split s of file f, reading `chunk` bytes at a time
- * (0 = 1 MiB). KILN_NOT_FOUND / KILN_IO naming the file. */
-kiln_status mr_reader_open(const mr_input_file *f, const mr_split *s, size_t chunk,
-                           mr_reader **out, kiln_err *err);
-void mr_reader_close(mr_reader *r);   /* r may be NULL */
-
-/* Next record: 1 with *line (valid until the next call) and *offset (of the
- * line's first byte in the file, uncompressed for gzip), 0 at the end of the
- * split, -1 on error (KILN_IO; KILN_CORRUPTION for a bad or truncated gzip
- * stream, naming the file). */
-int mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err);
-
-/* 1-based line number in the file of the record last returned. Counts the
- * lines before the split on first use (reads the file up to it), so it is
- * meant for error reports. */
-kiln_status mr_reader_line_number(mr_reader *r, uint64_t *line, kiln_err *err);
-
-/* Bytes of the split consumed so far (compressed bytes for gzip), for
- * progress; equals end - start once the split is done. */
-uint64_t mr_reader_progress(const mr_reader *r);
-/* Bytes read from disk so far. */
-uint64_t mr_reader_bytes_read(const mr_reader *r);
-
 /* Sample positions: `points` positions spread evenly over the byte space of
  * in (independent of the rank count). For each, *file and *offset; a split
  * [offset, size) read from there yields the first whole line after it. */

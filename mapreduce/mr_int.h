@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "mapreduce/mr_comm.h"
+#include "mapreduce/mr_progress.h"
+#include "mapreduce/mr_reader.h"
 #include "mapreduce/mr_counters.h"
 #include "mapreduce/mr_input.h"
 #include "mapreduce/mr_job.h"
@@ -109,7 +111,12 @@ struct mr_values {
     uint64_t count;
 };
 
-/* Map-side collector: sort buffer, spills, final merge into one run. */
+/* Consume what a callback left of the values; report a read error that
+ * ended them (mr_task.c). */
+kiln_status mr_task_values_finish(mr_values *v, kiln_err *err);
+
+/* Map-side collector: sort buffer, spills, final merge into one run
+ * (mr_collector.c). */
 kiln_status mr_collector_open(mr_job *job, mr_collector **out, kiln_err *err);
 kiln_status mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err);
 /* Spill what is buffered and merge every run into the rank's map output
@@ -118,8 +125,9 @@ kiln_status mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err);
 void mr_collector_abandon(mr_collector *c);   /* removes its files; c may be NULL */
 
 /* Merge the values of m into w under part, combining each key group with the
- * job's combiner or fold when it has one. Counts records in and out. */
-kiln_status mr_combine_merge(mr_job *job, mr_merger *m, mr_run_writer *w, uint32_t part,
+ * job's combiner or fold when it has one (combine != 0). Counts records in
+ * and out. */
+kiln_status mr_collector_combine(mr_job *job, mr_merger *m, mr_run_writer *w, uint32_t part,
                              int combine, kiln_err *err);
 
 /* A fresh path in the rank's spill directory: DIR/<what>-<seq>.run. */

@@ -209,7 +209,7 @@ void
 mr_job_report(mr_job *job, const char *key, const char *json_value)
 {
     buf_append_u8(&job->report, ',');
-    mr_json_string(&job->report, key, strlen(key));
+    mr_counters_json_string(&job->report, key, strlen(key));
     buf_append_u8(&job->report, ':');
     buf_append(&job->report, json_value, strlen(json_value));
 }
@@ -610,7 +610,7 @@ mr_job_reduce_partition(mr_job *job, mr_shuffle_result *sh, uint32_t p, uint64_t
         s = mr_run_writer_open((const char *)path.data, 1, &job->run_opt, &w, err);
         buf_free(&path);
         if (s == KILN_OK) {
-            s = mr_combine_merge(job, gm, w, 0, 1, err);
+            s = mr_collector_combine(job, gm, w, 0, 1, err);
             mr_counters_add(&job->counters, MR_C_FILE_BYTES_READ, mr_merger_bytes_read(gm));
             mr_run *run = NULL;
             if (s == KILN_OK)
@@ -652,7 +652,7 @@ mr_job_reduce_partition(mr_job *job, mr_shuffle_result *sh, uint32_t p, uint64_t
         v.m = m;
         s = job->reduce(&t, key, &v, err);
         kslice x;
-        while (mr_values_next(&v, &x))
+        while (mr_task_next_value(&v, &x))
             ;
         if (s == KILN_OK && v.status != KILN_OK)
             s = status_set(err, v.status, "%s", v.err.msg);
@@ -752,9 +752,9 @@ static void
 mr_job_json_kv_str(kbuf *out, const char *key, const char *value)
 {
     buf_append_u8(out, ',');
-    mr_json_string(out, key, strlen(key));
+    mr_counters_json_string(out, key, strlen(key));
     buf_append_u8(out, ':');
-    mr_json_string(out, value, strlen(value));
+    mr_counters_json_string(out, value, strlen(value));
 }
 
 static void
@@ -770,7 +770,7 @@ mr_job_json_kv_num(kbuf *out, const char *key, const char *fmt, ...)
     vsnprintf(num, sizeof num, fmt, ap);
     va_end(ap);
     buf_append_u8(out, ',');
-    mr_json_string(out, key, strlen(key));
+    mr_counters_json_string(out, key, strlen(key));
     buf_append_u8(out, ':');
     buf_append(out, num, strlen(num));
 }
@@ -779,12 +779,12 @@ static void
 mr_job_report_json(mr_job *job, kbuf *out)
 {
     buf_append(out, "{\"job\":", 7);
-    mr_json_string(out, job->def->name, strlen(job->def->name));
+    mr_counters_json_string(out, job->def->name, strlen(job->def->name));
     mr_job_json_kv_str(out, "job_id", job->job_id);
     mr_job_json_kv_str(out, "status", "SUCCEEDED");
     mr_job_json_kv_num(out, "ranks", "%d", job->comm.size);
     mr_job_json_kv_num(out, "job_time_ms", "%" PRId64, job->time_ms);
-    mr_job_json_kv_num(out, "elapsed_s", "%.3f", mr_now() - job->t_start);
+    mr_job_json_kv_num(out, "elapsed_s", "%.3f", mr_progress_now() - job->t_start);
     buf_append(out, ",\"phases_s\":{", 13);
     static const char *const names[] = {"map", "shuffle", "reduce"};
     for (int i = 0; i < 3; i++) {
@@ -806,9 +806,9 @@ mr_job_report_json(mr_job *job, kbuf *out)
     for (size_t i = 0; mr_conf_entry(job->conf, i, &k, &v, NULL); i++) {
         if (i > 0)
             buf_append_u8(out, ',');
-        mr_json_string(out, k, strlen(k));
+        mr_counters_json_string(out, k, strlen(k));
         buf_append_u8(out, ':');
-        mr_json_string(out, v, strlen(v));
+        mr_counters_json_string(out, v, strlen(v));
     }
     buf_append(out, "},\"counters\":", 13);
     mr_counters_json(&job->counters, out);
@@ -821,7 +821,7 @@ mr_job_report_json(mr_job *job, kbuf *out)
             buf_append_u8(out, ',');
         buf_reset(&tmp);
         mr_job_printable(&tmp, splits[i]);
-        mr_json_string(out, (const char *)tmp.data, tmp.len);
+        mr_counters_json_string(out, (const char *)tmp.data, tmp.len);
     }
     buf_free(&tmp);
     buf_append(out, "],\"partition_stats\":[", 21);
@@ -980,7 +980,7 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
     mr_counters_init(&job->counters);
     buf_init(&job->report);
     mr_comm_init(&job->comm, MPI_COMM_WORLD);
-    job->t_start = mr_now();
+    job->t_start = mr_progress_now();
     mr_comm *c = &job->comm;
     int usage = 1;          /* failures so far are the user's arguments */
 
@@ -1030,15 +1030,15 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
                    "(set -D mapreduce.job.reduces)", job->partitions, c->size,
                    c->size - (int)job->partitions);
 
-    double t0 = mr_now();
+    double t0 = mr_progress_now();
     mr_run *mof = NULL;
     s = mr_comm_agree(c, mr_job_map_phase(job, &mof, err), err);
-    job->t_phase[0] = mr_now() - t0;
+    job->t_phase[0] = mr_progress_now() - t0;
     if (s != KILN_OK) {
         mr_run_remove(mof);
         goto done;
     }
-    t0 = mr_now();
+    t0 = mr_progress_now();
     mr_shuffle_result sh;
     kiln_status ls = KILN_OK;
     mr_job_inject(job, MR_PHASE_SHUFFLE, err);
@@ -1057,23 +1057,23 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
         free(none);
     }
     s = mr_comm_agree(c, ls, err);
-    job->t_phase[1] = mr_now() - t0;
+    job->t_phase[1] = mr_progress_now() - t0;
     if (s == KILN_OK) {
-        t0 = mr_now();
+        t0 = mr_progress_now();
         s = mr_comm_agree(c, mr_job_reduce_phase(job, &sh, err), err);
-        job->t_phase[2] = mr_now() - t0;
+        job->t_phase[2] = mr_progress_now() - t0;
     }
     mr_shuffle_result_free(&sh);
     mr_run_remove(mof);
     if (s != KILN_OK)
         goto done;
     mr_progress_begin(&job->progress, MR_PHASE_DONE, 0);
-    t0 = mr_now();
+    t0 = mr_progress_now();
     s = mr_job_commit(job, err);
-    job->t_phase[3] = mr_now() - t0;
+    job->t_phase[3] = mr_progress_now() - t0;
     if (s == KILN_OK) {
         mr_job_say(job, "job %s completed successfully in %.2f s", job->job_id,
-                   mr_now() - job->t_start);
+                   mr_progress_now() - job->t_start);
         if (c->rank == 0) {
             mr_counters_print(&job->counters, stderr);
             mr_job_warn_unused(job);

@@ -138,7 +138,7 @@ kiln_status mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *
 
 /* Emit a record: from map into the map output, from a combiner into the
  * spill, from reduce into the output format. Slices are copied. */
-kiln_status mr_emit(mr_task *t, kslice key, kslice value, kiln_err *err);
+kiln_status mr_task_emit(mr_task *t, kslice key, kslice value, kiln_err *err);
 
 void *mr_task_state(mr_task *t);
 mr_job *mr_task_job(mr_task *t);
@@ -165,6 +165,6 @@ void mr_task_warn(mr_task *t, const char *fmt, ...) __attribute__((format(printf
 /* Next value of the key: 1 with *value (valid until the next call), 0 at the
  * end. A read error also ends the values; the engine reports it when the
  * callback returns. */
-int mr_values_next(mr_values *v, kslice *value);
+int mr_task_next_value(mr_values *v, kslice *value);
 
 #endif

@@ -19,13 +19,13 @@
 
 #include "storage/env.h"
 
-typedef struct mr_text_writer {
+typedef struct mr_output_text_writer {
     env_file *f;
     char *path;
-} mr_text_writer;
+} mr_output_text_writer;
 
 static kiln_status
-mr_text_open(void *arg, const char *dir, uint32_t partition, void **writer, kiln_err *err)
+mr_output_text_open(void *arg, const char *dir, uint32_t partition, void **writer, kiln_err *err)
 {
     *writer = NULL;
     char path[PATH_MAX];
@@ -35,7 +35,7 @@ mr_text_open(void *arg, const char *dir, uint32_t partition, void **writer, kiln
     kiln_status s = env_create(path, 1, &f, err);
     if (s != KILN_OK)
         return s;
-    mr_text_writer *w = kiln_calloc(1, sizeof *w);
+    mr_output_text_writer *w = kiln_calloc(1, sizeof *w);
     w->f = f;
     w->path = (char *)kiln_memdup(path, strlen(path) + 1);
     *writer = w;
@@ -43,9 +43,9 @@ mr_text_open(void *arg, const char *dir, uint32_t partition, void **writer, kiln
 }
 
 static kiln_status
-mr_text_write(void *writer, kslice key, kslice value, kiln_err *err)
+mr_output_text_write(void *writer, kslice key, kslice value, kiln_err *err)
 {
-    mr_text_writer *w = writer;
+    mr_output_text_writer *w = writer;
     kiln_status s = env_append(w->f, key.p, key.n, err);
     if (s == KILN_OK)
         s = env_append(w->f, "\t", 1, err);
@@ -57,16 +57,16 @@ mr_text_write(void *writer, kslice key, kslice value, kiln_err *err)
 }
 
 static void
-mr_text_free(mr_text_writer *w)
+mr_output_text_free(mr_output_text_writer *w)
 {
     free(w->path);
     free(w);
 }
 
 static kiln_status
-mr_text_close(void *writer, uint64_t *bytes, kiln_err *err)
+mr_output_text_close(void *writer, uint64_t *bytes, kiln_err *err)
 {
-    mr_text_writer *w = writer;
+    mr_output_text_writer *w = writer;
     kiln_status s = env_sync(w->f, err);
     uint64_t n = env_file_size(w->f);
     kiln_status c = env_close(w->f, err);
@@ -76,23 +76,23 @@ mr_text_close(void *writer, uint64_t *bytes, kiln_err *err)
         *bytes += n;
     else
         unlink(w->path);
-    mr_text_free(w);
+    mr_output_text_free(w);
     return s;
 }
 
 static void
-mr_text_abort(void *writer)
+mr_output_text_abort(void *writer)
 {
-    mr_text_writer *w = writer;
+    mr_output_text_writer *w = writer;
     if (w == NULL)
         return;
     env_close(w->f, NULL);
     unlink(w->path);
-    mr_text_free(w);
+    mr_output_text_free(w);
 }
 
 const mr_output_format mr_output_text = {
-    "text", NULL, mr_text_open, mr_text_write, mr_text_close, mr_text_abort,
+    "text", NULL, mr_output_text_open, mr_output_text_write, mr_output_text_close, mr_output_text_abort,
 };
 
 kiln_status

@@ -23,12 +23,12 @@
 #include "storage/buf.h"
 #include "storage/status.h"
 
-#define MR_HASH_K1 0x9e3779b97f4a7c15ull
-#define MR_HASH_K2 0xc2b2ae3d27d4eb4full
-#define MR_HASH_K3 0x165667b19e3779f9ull
+#define MR_PARTITION_K1 0x9e3779b97f4a7c15ull
+#define MR_PARTITION_K2 0xc2b2ae3d27d4eb4full
+#define MR_PARTITION_K3 0x165667b19e3779f9ull
 
 static inline uint64_t
-mr_hash_le64(const uint8_t *p)
+mr_partition_le64(const uint8_t *p)
 {
     uint64_t v;
     memcpy(&v, p, 8);
@@ -39,7 +39,7 @@ mr_hash_le64(const uint8_t *p)
 }
 
 static inline uint64_t
-mr_hash_le32(const uint8_t *p)
+mr_partition_le32(const uint8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -50,13 +50,13 @@ mr_hash_le32(const uint8_t *p)
 }
 
 static inline uint64_t
-mr_hash_mix(uint64_t h, uint64_t w)
+mr_partition_mix(uint64_t h, uint64_t w)
 {
-    w *= MR_HASH_K2;
+    w *= MR_PARTITION_K2;
     w = (w << 31) | (w >> 33);
-    h ^= w * MR_HASH_K1;
+    h ^= w * MR_PARTITION_K1;
     h = (h << 27) | (h >> 37);
-    return h * MR_HASH_K1 + MR_HASH_K3;
+    return h * MR_PARTITION_K1 + MR_PARTITION_K3;
 }
 
 /* 64-bit hash of n bytes, independent of the machine's byte order: 8-byte
@@ -68,22 +68,22 @@ static inline uint64_t
 mr_partition_hash(const void *data, size_t n)
 {
     const uint8_t *p = data;
-    uint64_t h = MR_HASH_K3 ^ ((uint64_t)n * MR_HASH_K1);
+    uint64_t h = MR_PARTITION_K3 ^ ((uint64_t)n * MR_PARTITION_K1);
     if (n >= 8) {
         size_t i = 0;
         for (; i + 8 <= n; i += 8)
-            h = mr_hash_mix(h, mr_hash_le64(p + i));
+            h = mr_partition_mix(h, mr_partition_le64(p + i));
         if (i < n)
-            h = mr_hash_mix(h, mr_hash_le64(p + n - 8));
+            h = mr_partition_mix(h, mr_partition_le64(p + n - 8));
     } else if (n >= 4) {
-        h = mr_hash_mix(h, mr_hash_le32(p) | (mr_hash_le32(p + n - 4) << 32));
+        h = mr_partition_mix(h, mr_partition_le32(p) | (mr_partition_le32(p + n - 4) << 32));
     } else if (n > 0) {
-        h = mr_hash_mix(h, (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16));
+        h = mr_partition_mix(h, (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16));
     }
     h ^= h >> 33;
-    h *= MR_HASH_K2;
+    h *= MR_PARTITION_K2;
     h ^= h >> 29;
-    h *= MR_HASH_K3;
+    h *= MR_PARTITION_K3;
     h ^= h >> 32;
     return h;
 }

@@ -42,7 +42,7 @@ mr_shuffle_owned(uint32_t partitions, int ranks, int r, uint32_t *first, uint32_
 }
 
 static void
-mr_segment_add(mr_segment *s, env_file *f, uint64_t off, uint64_t len)
+mr_shuffle_segment_add(mr_segment *s, env_file *f, uint64_t off, uint64_t len)
 {
     s->f = f;
     s->bytes += len;
@@ -134,7 +134,7 @@ mr_shuffle_take(mr_job *job, mr_shuffle_result *out, env_file *rf, int src, cons
         kiln_status s = env_append(rf, p + MR_SHUFFLE_PIECE_HEADER, len, err);
         if (s != KILN_OK)
             return s;
-        mr_segment_add(&out->seg[(size_t)(part - out->first) * (size_t)ranks + (size_t)src], NULL,
+        mr_shuffle_segment_add(&out->seg[(size_t)(part - out->first) * (size_t)ranks + (size_t)src], NULL,
                        off, len);
         mr_counters_add(&job->counters, MR_C_REDUCE_SHUFFLE_BYTES, len);
         mr_counters_add(&job->counters, MR_C_FILE_BYTES_WRITTEN, len);
@@ -174,7 +174,7 @@ mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err 
         for (uint32_t p = first; p < first + count; p++) {
             if (d == me) {
                 if (mof->sec[p].len > 0 && out->mof != NULL) {
-                    mr_segment_add(&out->seg[(size_t)(p - first) * (size_t)ranks + (size_t)me],
+                    mr_shuffle_segment_add(&out->seg[(size_t)(p - first) * (size_t)ranks + (size_t)me],
                                    out->mof, mof->sec[p].off, mof->sec[p].len);
                     mr_counters_add(&job->counters, MR_C_REDUCE_SHUFFLE_BYTES, mof->sec[p].len);
                 }

@@ -5,7 +5,7 @@
  *   OFFSET | SIZE | FIELD
  *   0      | 4    | key length K (host order)
  *   4      | 4    | value length V
- *   8      | 4    | partition (hashed mode: MR_REC_DEAD once the record moved)
+ *   8      | 4    | partition (hashed mode: MR_SORTBUF_DEAD once the record moved)
  *   12     | K    | key
  *   12+K   | V    | value
  *
@@ -34,8 +34,8 @@
 
 #include "storage/coding.h"
 
-#define MR_REC_HDR 12
-#define MR_REC_DEAD UINT32_MAX
+#define MR_SORTBUF_REC_HDR 12
+#define MR_SORTBUF_DEAD UINT32_MAX
 
 typedef struct mr_sortbuf_ent {
     uint64_t prefix;     /* first 8 key bytes, big-endian, zero-padded */
@@ -80,7 +80,7 @@ mr_sortbuf_key_eq(const uint8_t *a, const uint8_t *b, size_t n)
 }
 
 static inline uint32_t
-mr_rec_u32(const uint8_t *p)
+mr_sortbuf_rec_u32(const uint8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -88,7 +88,7 @@ mr_rec_u32(const uint8_t *p)
 }
 
 static inline void
-mr_rec_put_u32(uint8_t *p, uint32_t v)
+mr_sortbuf_rec_put_u32(uint8_t *p, uint32_t v)
 {
     memcpy(p, &v, 4);
 }
@@ -183,22 +183,22 @@ mr_sortbuf_put(mr_sortbuf *sb, kslice key, const void *v, size_t vn, uint32_t pa
 {
     uint32_t off = (uint32_t)sb->data_len;
     uint8_t *d = sb->mem + off;
-    mr_rec_put_u32(d, (uint32_t)key.n);
-    mr_rec_put_u32(d + 4, (uint32_t)vn);
-    mr_rec_put_u32(d + 8, part);
+    mr_sortbuf_rec_put_u32(d, (uint32_t)key.n);
+    mr_sortbuf_rec_put_u32(d + 4, (uint32_t)vn);
+    mr_sortbuf_rec_put_u32(d + 8, part);
     if (key.n)
-        memcpy(d + MR_REC_HDR, key.p, key.n);
+        memcpy(d + MR_SORTBUF_REC_HDR, key.p, key.n);
     if (vn)
-        memcpy(d + MR_REC_HDR + key.n, v, vn);
-    sb->data_len += MR_REC_HDR + key.n + vn;
+        memcpy(d + MR_SORTBUF_REC_HDR + key.n, v, vn);
+    sb->data_len += MR_SORTBUF_REC_HDR + key.n + vn;
     return off;
 }
 
 static mr_sortbuf_result
 mr_sortbuf_append(mr_sortbuf *sb, uint32_t part, kslice key, kslice value, uint32_t *off)
 {
-    if (key.n > UINT32_MAX - MR_REC_HDR || value.n > UINT32_MAX - MR_REC_HDR - key.n ||
-        part == MR_REC_DEAD || !mr_sortbuf_fits(sb, MR_REC_HDR + key.n + value.n) ||
+    if (key.n > UINT32_MAX - MR_SORTBUF_REC_HDR || value.n > UINT32_MAX - MR_SORTBUF_REC_HDR - key.n ||
+        part == MR_SORTBUF_DEAD || !mr_sortbuf_fits(sb, MR_SORTBUF_REC_HDR + key.n + value.n) ||
         sb->n >= sb->max_n)
         return sb->n == 0 ? MR_SORTBUF_TOO_BIG : MR_SORTBUF_FULL;
     *off = mr_sortbuf_put(sb, key, value.p, value.n, part);
@@ -213,7 +213,7 @@ mr_sortbuf_append(mr_sortbuf *sb, uint32_t part, kslice key, kslice value, uint3
 }
 
 void
-mr_fold_sum_be64(void *arg, kslice key, kslice acc, kslice val, kbuf *out)
+mr_sortbuf_fold_sum_be64(void *arg, kslice key, kslice acc, kslice val, kbuf *out)
 {
     (void)arg;
     (void)key;
@@ -237,11 +237,11 @@ mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice 
             break;
         if ((s & 0xffffffff00000000ull) == tag) {
             uint8_t *rec = sb->mem + (uint32_t)s - 1;
-            uint32_t klen = mr_rec_u32(rec);
-            if (klen == key.n && mr_sortbuf_key_eq(rec + MR_REC_HDR, key.p, key.n)) {
-                uint32_t vlen = mr_rec_u32(rec + 4);
-                uint8_t *acc = rec + MR_REC_HDR + klen;
-                if (fold == mr_fold_sum_be64 && vlen == 8 && value.n == 8) {
+            uint32_t klen = mr_sortbuf_rec_u32(rec);
+            if (klen == key.n && mr_sortbuf_key_eq(rec + MR_SORTBUF_REC_HDR, key.p, key.n)) {
+                uint32_t vlen = mr_sortbuf_rec_u32(rec + 4);
+                uint8_t *acc = rec + MR_SORTBUF_REC_HDR + klen;
+                if (fold == mr_sortbuf_fold_sum_be64 && vlen == 8 && value.n == 8) {
                     uint64_t a, b;
                     memcpy(&a, acc, 8);
                     memcpy(&b, value.p, 8);
@@ -259,13 +259,13 @@ mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice 
                 }
                 /* The folded value changed size: the record moves to the end
                  * and the old copy is marked dead for the sort's scan. */
-                if (nv > UINT32_MAX - MR_REC_HDR - klen ||
-                    !mr_sortbuf_fits(sb, MR_REC_HDR + klen + nv))
+                if (nv > UINT32_MAX - MR_SORTBUF_REC_HDR - klen ||
+                    !mr_sortbuf_fits(sb, MR_SORTBUF_REC_HDR + klen + nv))
                     return MR_SORTBUF_FULL;
-                uint32_t p = mr_rec_u32(rec + 8);
-                uint32_t noff = mr_sortbuf_put(sb, kslice_make(rec + MR_REC_HDR, klen),
+                uint32_t p = mr_sortbuf_rec_u32(rec + 8);
+                uint32_t noff = mr_sortbuf_put(sb, kslice_make(rec + MR_SORTBUF_REC_HDR, klen),
                                                sb->fold_out.data, nv, p);
-                mr_rec_put_u32(rec + 8, MR_REC_DEAD);
+                mr_sortbuf_rec_put_u32(rec + 8, MR_SORTBUF_DEAD);
                 sb->slots[i] = tag | ((uint64_t)noff + 1);
                 return MR_SORTBUF_FOLDED;
             }
@@ -303,12 +303,12 @@ static int
 mr_sortbuf_cmp_records(const uint8_t *mem, uint32_t a, uint32_t b)
 {
     const uint8_t *ra = mem + a, *rb = mem + b;
-    uint32_t ka = mr_rec_u32(ra), kb = mr_rec_u32(rb);
-    int c = kslice_cmp(kslice_make(ra + MR_REC_HDR, ka), kslice_make(rb + MR_REC_HDR, kb));
+    uint32_t ka = mr_sortbuf_rec_u32(ra), kb = mr_sortbuf_rec_u32(rb);
+    int c = kslice_cmp(kslice_make(ra + MR_SORTBUF_REC_HDR, ka), kslice_make(rb + MR_SORTBUF_REC_HDR, kb));
     if (c != 0)
         return c;
-    return kslice_cmp(kslice_make(ra + MR_REC_HDR + ka, mr_rec_u32(ra + 4)),
-                      kslice_make(rb + MR_REC_HDR + kb, mr_rec_u32(rb + 4)));
+    return kslice_cmp(kslice_make(ra + MR_SORTBUF_REC_HDR + ka, mr_sortbuf_rec_u32(ra + 4)),
+                      kslice_make(rb + MR_SORTBUF_REC_HDR + kb, mr_sortbuf_rec_u32(rb + 4)));
 }
 
 static inline int
@@ -469,14 +469,14 @@ mr_sortbuf_build_entries(mr_sortbuf *sb)
     size_t k = 0;
     for (size_t off = 0; off < sb->data_len;) {
         const uint8_t *rec = sb->mem + off;
-        uint32_t klen = mr_rec_u32(rec), vlen = mr_rec_u32(rec + 4), part = mr_rec_u32(rec + 8);
-        if (part != MR_REC_DEAD) {
-            v[k].prefix = mr_sortbuf_prefix(rec + MR_REC_HDR, klen);
+        uint32_t klen = mr_sortbuf_rec_u32(rec), vlen = mr_sortbuf_rec_u32(rec + 4), part = mr_sortbuf_rec_u32(rec + 8);
+        if (part != MR_SORTBUF_DEAD) {
+            v[k].prefix = mr_sortbuf_prefix(rec + MR_SORTBUF_REC_HDR, klen);
             v[k].part = part;
             v[k].off = (uint32_t)off;
             k++;
         }
-        off += MR_REC_HDR + (size_t)klen + vlen;
+        off += MR_SORTBUF_REC_HDR + (size_t)klen + vlen;
     }
     sb->sorted = v;
 }
@@ -550,10 +550,10 @@ mr_sortbuf_get(const mr_sortbuf *sb, size_t i, uint32_t *part, kslice *key, ksli
 {
     const mr_sortbuf_ent *e = mr_sortbuf_ents(sb) + i;
     const uint8_t *rec = sb->mem + e->off;
-    uint32_t klen = mr_rec_u32(rec);
+    uint32_t klen = mr_sortbuf_rec_u32(rec);
     *part = e->part;
-    *key = kslice_make(rec + MR_REC_HDR, klen);
-    *value = kslice_make(rec + MR_REC_HDR + klen, mr_rec_u32(rec + 4));
+    *key = kslice_make(rec + MR_SORTBUF_REC_HDR, klen);
+    *value = kslice_make(rec + MR_SORTBUF_REC_HDR + klen, mr_sortbuf_rec_u32(rec + 4));
 }
 
 void

@@ -36,7 +36,7 @@ typedef void (*mr_fold_fn)(void *arg, kslice key, kslice acc, kslice val, kbuf *
 
 /* The sum of 8-byte big-endian unsigned counts (Hadoop's LongSumReducer as a
  * fold). The buffer recognizes it and adds in place without a call. */
-void mr_fold_sum_be64(void *arg, kslice key, kslice acc, kslice val, kbuf *out);
+void mr_sortbuf_fold_sum_be64(void *arg, kslice key, kslice acc, kslice val, kbuf *out);
 
 typedef enum mr_sortbuf_result {
     MR_SORTBUF_ADDED = 0,    /* a new entry */

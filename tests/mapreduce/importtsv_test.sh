@@ -144,6 +144,21 @@ reference_csv() {
 check "separator ',': cells equal the awk reference" \
   cmp -s <(cat "$work"/csv_out/part-r-* | LC_ALL=C sort) <(reference_csv)
 
+# ---------------------------------------------------------------- skew
+# One row key with a million lines (~50 MB of values in one key group) and a
+# 1 MiB sort buffer: the group streams through the merge, memory stays small.
+mkdir -p "$work/skew"
+awk 'BEGIN { for (i = 1; i <= 1000000; i++) printf "hot\ta%07d-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\tb%d\n", i, i
+             for (i = 0; i < 1000; i++) printf "r%d\tv%d\tw%d\n", i, i, i }' > "$work/skew/in.tsv"
+./run_job.sh -n 3 --timeout 120 importtsv --table skew --data "$work/data" --input "$work/skew" \
+  --output "$work/skew_out" --format text -D importtsv.columns=HBASE_ROW_KEY,cf:a,cf:b \
+  -D importtsv.timestamp=7 -D kiln.sort.mb=1 2> "$work/last.err"; rc=$?
+check "skew: one key with 2M cells, exits 0" test "$rc" = 0
+check "skew: the last line's values win" bash -c "grep -h '^hot' '$work'/skew_out/part-r-* | cmp -s - <(printf 'hot\tcf:a\t7\tPut\ta1000000-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nhot\tcf:b\t7\tPut\tb1000000\n')"
+check "skew: 1999998 duplicate cells counted" test "$(counter "$work/skew_out" "Duplicate cells (last line kept)")" = 1999998
+peak=$(counter "$work/skew_out" "Peak Physical memory (bytes)")
+check "skew: peak RSS per rank $((peak / 1048576)) MiB stays under 40 MiB" test "$peak" -lt $((40 * 1048576))
+
 # ---------------------------------------------------------------- a table in the data directory
 "$KILN" --data "$work/data" create web --family cf:compression=none --family other \
   --split u4 > "$work/last.err" 2>&1

@@ -76,7 +76,7 @@ counters_names_and_print(void **state)
     buf_free(&j);
 
     kbuf s = KBUF_INIT;
-    mr_json_string(&s, "a\"b\\c\n\x01\xff", 8);
+    mr_counters_json_string(&s, "a\"b\\c\n\x01\xff", 8);
     assert_int_equal(s.len, strlen("\"a\\\"b\\\\c\\n\\u0001\\u00ff\""));
     assert_memory_equal(s.data, "\"a\\\"b\\\\c\\n\\u0001\\u00ff\"", s.len);
     buf_free(&s);

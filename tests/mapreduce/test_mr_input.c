@@ -1,4 +1,5 @@
-/* test_mr_input.c -- input listing, rank splits and the line reader: every
+/* test_mr_input.c -- input listing, rank splits and the line reader (mr_input,
+ * mr_reader): every
  * line read exactly once whatever the rank count and the cut points (CRLF,
  * empty lines, no final newline, empty files, lines longer than the read
  * buffer), gzip read whole (multi-member, truncated), line numbers. */
@@ -16,6 +17,7 @@
 #include <zlib.h>
 
 #include "mapreduce/mr_input.h"
+#include "mapreduce/mr_reader.h"
 #include "storage/buf.h"
 
 static uint64_t rng_state;

@@ -1,0 +1,426 @@
+/* mr_collector.c -- the map-side collector: sort buffer -> sorted spills ->
+ * multi-pass merge into the rank's single map output run.
+ *
+ * Combining happens at three places, as in Hadoop: in the sort buffer itself
+ * when the job has a fold (equal keys meet in the hash index), at each spill
+ * (the combiner over each key group of the sorted buffer), and whenever runs
+ * are merged (the combiner over each merged group).
+ */
+#include "mapreduce/mr_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+kiln_status
+mr_collector_combine(mr_job *job, mr_merger *m, mr_run_writer *w, uint32_t part, int combine,
+                 kiln_err *err)
+{
+    mr_counters *c = &job->counters;
+    if (combine && job->combine == NULL && job->fold == NULL)
+        combine = 0;
+    kbuf acc = KBUF_INIT, out = KBUF_INIT;
+    kiln_status s = KILN_OK;
+    kslice key;
+    int r = 0;
+    while (s == KILN_OK && (r = mr_merger_next_key(m, &key, err)) > 0) {
+        if (combine && job->combine != NULL) {
+            mr_values v;
+            memset(&v, 0, sizeof v);
+            v.kind = MR_VALUES_MERGER;
+            v.m = m;
+            mr_task t;
+            memset(&t, 0, sizeof t);
+            t.job = job;
+            t.kind = MR_TASK_COMBINE;
+            t.w = w;
+            t.part = part;
+            t.group_key = key;
+            s = job->combine(&t, key, &v, err);
+            kiln_status f = mr_task_values_finish(&v, err);
+            if (s == KILN_OK)
+                s = f;
+            mr_counters_add(c, MR_C_COMBINE_INPUT_RECORDS, v.count);
+        } else if (combine) {
+            kslice val;
+            uint64_t n = 0;
+            buf_reset(&acc);
+            while ((r = mr_merger_next_value(m, &val, err)) > 0) {
+                if (n++ == 0) {
+                    buf_append(&acc, val.p, val.n);
+                    continue;
+                }
+                buf_reset(&out);
+                job->fold(job->fold_arg, key, buf_slice(&acc), val, &out);
+                kbuf t = acc;
+                acc = out;
+                out = t;
+            }
+            if (r < 0) {
+                s = err->code != KILN_OK ? err->code : KILN_INTERNAL;
+                break;
+            }
+            mr_counters_add(c, MR_C_COMBINE_INPUT_RECORDS, n);
+            mr_counters_add(c, MR_C_COMBINE_OUTPUT_RECORDS, 1);
+            s = mr_run_writer_add(w, part, key, buf_slice(&acc), err);
+        } else {
+            kslice val;
+            while (s == KILN_OK && (r = mr_merger_next_value(m, &val, err)) > 0)
+                s = mr_run_writer_add(w, part, key, val, err);
+            if (s == KILN_OK && r < 0)
+                s = err->code != KILN_OK ? err->code : KILN_INTERNAL;
+        }
+    }
+    if (s == KILN_OK && r < 0)
+        s = err->code != KILN_OK ? err->code : KILN_INTERNAL;
+    buf_free(&acc);
+    buf_free(&out);
+    return s;
+}
+
+/* Hashed mode inserts emits through a two-batch pipeline: an emit's index
+ * slot is prefetched when it arrives; when its batch is full the records
+ * those slots point to are prefetched, and the batch before it (whose
+ * records were prefetched one batch ago) is inserted. The cache misses of
+ * 32 emits overlap instead of queueing one after another. */
+#define MR_COLLECT_BATCH 16
+#define MR_COLLECT_INLINE 112     /* key + value bytes staged in place */
+
+typedef struct mr_pending {
+    uint64_t hash;
+    uint32_t part;
+    uint32_t klen;
+    uint32_t vlen;
+    uint8_t bytes[MR_COLLECT_INLINE];   /* key, then value */
+} mr_pending;
+
+struct mr_collector {
+    mr_job *job;
+    mr_sortbuf *sb;
+    int hashed;
+    mr_run **runs;
+    size_t n_runs;
+    size_t cap_runs;
+    mr_pending pend[2][MR_COLLECT_BATCH];
+    size_t n_pend[2];
+    int fill;                    /* the batch taking emits; the other waits */
+};
+
+kiln_status
+mr_collector_open(mr_job *job, mr_collector **out, kiln_err *err)
+{
+    mr_collector *c = kiln_calloc(1, sizeof *c);
+    c->job = job;
+    c->hashed = job->fold != NULL;
+    c->sb = mr_sortbuf_new(job->sort_bytes, c->hashed);
+    *out = c;
+    (void)err;
+    return KILN_OK;
+}
+
+static void
+mr_collector_push(mr_collector *c, mr_run *r)
+{
+    if (c->n_runs == c->cap_runs) {
+        c->cap_runs = c->cap_runs ? c->cap_runs * 2 : 16;
+        c->runs = kiln_realloc(c->runs, c->cap_runs * sizeof *c->runs);
+    }
+    c->runs[c->n_runs++] = r;
+}
+
+static void
+mr_collector_count_run(mr_job *job, const mr_run *r)
+{
+    mr_counters_add(&job->counters, MR_C_SPILLED_RECORDS, r->records);
+    mr_counters_add(&job->counters, MR_C_FILE_BYTES_WRITTEN, r->bytes);
+}
+
+/* Write the sorted buffer as one run; reset it unless it is the last. */
+static kiln_status
+mr_collector_spill(mr_collector *c, int last, kiln_err *err)
+{
+    mr_job *job = c->job;
+    mr_sortbuf *sb = c->sb;
+    size_t n = mr_sortbuf_count(sb);
+    if (n == 0)
+        return KILN_OK;
+    mr_sortbuf_sort(sb);
+    kbuf path = KBUF_INIT;
+    mr_job_run_path(job, "spill", &path);
+    mr_run_writer *w;
+    kiln_status s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w,
+                                       err);
+    buf_free(&path);
+    if (s != KILN_OK)
+        return s;
+    size_t i = 0;
+    while (s == KILN_OK && i < n) {
+        uint32_t part;
+        kslice key, value;
+        mr_sortbuf_prefetch_entry(sb, i + 8);
+        mr_sortbuf_get(sb, i, &part, &key, &value);
+        if (c->hashed || job->combine == NULL) {
+            s = mr_run_writer_add(w, part, key, value, err);
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        for (; j < n; j++) {
+            uint32_t p2;
+            kslice k2, v2;
+            mr_sortbuf_get(sb, j, &p2, &k2, &v2);
+            if (p2 != part || !kslice_eq(k2, key))
+                break;
+        }
+        mr_values v;
+        memset(&v, 0, sizeof v);
+        v.kind = MR_VALUES_SORTBUF;
+        v.sb = sb;
+        v.i = i;
+        v.end = j;
+        mr_task t;
+        memset(&t, 0, sizeof t);
+        t.job = job;
+        t.kind = MR_TASK_COMBINE;
+        t.w = w;
+        t.part = part;
+        t.group_key = key;
+        s = job->combine(&t, key, &v, err);
+        mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, j - i);
+        i = j;
+    }
+    if (c->hashed)
+        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, n);
+    if (!last)
+        mr_sortbuf_reset(sb);
+    if (s != KILN_OK) {
+        mr_run_writer_abandon(w);
+        return s;
+    }
+    mr_run *r;
+    s = mr_run_writer_finish(w, &r, err);
+    if (s != KILN_OK)
+        return s;
+    mr_collector_count_run(job, r);
+    mr_collector_push(c, r);
+    return KILN_OK;
+}
+
+/* A record too large for the whole buffer becomes a run of its own. */
+static kiln_status
+mr_collector_single(mr_collector *c, uint32_t part, kslice key, kslice value, kiln_err *err)
+{
+    mr_job *job = c->job;
+    kbuf path = KBUF_INIT;
+    mr_job_run_path(job, "spill", &path);
+    mr_run_writer *w;
+    kiln_status s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w,
+                                       err);
+    buf_free(&path);
+    if (s != KILN_OK)
+        return s;
+    s = mr_run_writer_add(w, part, key, value, err);
+    if (s != KILN_OK) {
+        mr_run_writer_abandon(w);
+        return s;
+    }
+    mr_run *r;
+    s = mr_run_writer_finish(w, &r, err);
+    if (s != KILN_OK)
+        return s;
+    if (c->hashed) {
+        mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
+        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, 1);
+    }
+    mr_collector_count_run(job, r);
+    mr_collector_push(c, r);
+    return KILN_OK;
+}
+
+static kiln_status
+mr_collector_insert(mr_collector *c, uint32_t part, uint64_t h, kslice key, kslice value,
+                    kiln_err *err)
+{
+    mr_job *job = c->job;
+    for (int attempt = 0;; attempt++) {
+        mr_sortbuf_result r = mr_sortbuf_add(c->sb, part, h, key, value, job->fold, job->fold_arg);
+        if (r == MR_SORTBUF_ADDED || r == MR_SORTBUF_FOLDED) {
+            if (c->hashed)
+                mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
+            return KILN_OK;
+        }
+        if (r == MR_SORTBUF_TOO_BIG || attempt > 0)
+            return mr_collector_single(c, part, key, value, err);
+        kiln_status s = mr_collector_spill(c, 0, err);
+        if (s != KILN_OK)
+            return s;
+    }
+}
+
+static kiln_status
+mr_collector_insert_batch(mr_collector *c, int b, kiln_err *err)
+{
+    size_t n = c->n_pend[b];
+    c->n_pend[b] = 0;
+    kiln_status s = KILN_OK;
+    for (size_t i = 0; i < n && s == KILN_OK; i++) {
+        const mr_pending *p = &c->pend[b][i];
+        s = mr_collector_insert(c, p->part, p->hash, kslice_make(p->bytes, p->klen),
+                                kslice_make(p->bytes + p->klen, p->vlen), err);
+    }
+    return s;
+}
+
+/* The filling batch is full: prefetch its records, insert the waiting one. */
+static kiln_status
+mr_collector_advance(mr_collector *c, kiln_err *err)
+{
+    int b = c->fill;
+    for (size_t i = 0; i < c->n_pend[b]; i++)
+        mr_sortbuf_prefetch_record(c->sb, c->pend[b][i].hash);
+    c->fill = !b;
+    return mr_collector_insert_batch(c, !b, err);
+}
+
+/* Insert everything staged (before a final spill). */
+static kiln_status
+mr_collector_flush(mr_collector *c, kiln_err *err)
+{
+    kiln_status s = mr_collector_insert_batch(c, !c->fill, err);
+    if (s == KILN_OK)
+        s = mr_collector_insert_batch(c, c->fill, err);
+    return s;
+}
+
+kiln_status
+mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
+{
+    mr_job *job = c->job;
+    uint64_t h = 0;
+    if (c->hashed || !mr_partitioner_is_total(job->part))
+        h = mr_partition_hash(key.p, key.n);
+    uint32_t part = mr_partitioner_get(job->part, key, h);
+    if (!c->hashed || key.n + value.n > MR_COLLECT_INLINE)
+        return mr_collector_insert(c, part, h, key, value, err);
+    int b = c->fill;
+    mr_pending *p = &c->pend[b][c->n_pend[b]++];
+    p->hash = h;
+    p->part = part;
+    p->klen = (uint32_t)key.n;
+    p->vlen = (uint32_t)value.n;
+    if (key.n)
+        memcpy(p->bytes, key.p, key.n);
+    if (value.n)
+        memcpy(p->bytes + key.n, value.p, value.n);
+    mr_sortbuf_prefetch_slot(c->sb, h);
+    if (c->n_pend[b] == MR_COLLECT_BATCH)
+        return mr_collector_advance(c, err);
+    return KILN_OK;
+}
+
+/* Merge runs[from, from + n) into one run (every partition). */
+static kiln_status
+mr_collector_merge(mr_collector *c, size_t from, size_t n, int combine, mr_run **out,
+                   kiln_err *err)
+{
+    mr_job *job = c->job;
+    *out = NULL;
+    env_file **files = kiln_calloc(n, sizeof *files);
+    mr_run_iter **its = kiln_calloc(n, sizeof *its);
+    kiln_status s = KILN_OK;
+    for (size_t i = 0; i < n && s == KILN_OK; i++)
+        s = env_open_read(c->runs[from + i]->path, &files[i], err);
+    mr_run_writer *w = NULL;
+    kbuf path = KBUF_INIT;
+    mr_job_run_path(job, "merge", &path);
+    if (s == KILN_OK)
+        s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w, err);
+    buf_free(&path);
+    for (uint32_t p = 0; p < job->partitions && s == KILN_OK; p++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            const mr_run_section *sec = &c->runs[from + i]->sec[p];
+            if (sec->len == 0)
+                continue;
+            mr_extent e = {sec->off, sec->len};
+            its[k++] = mr_run_iter_new(files[i], &e, 1);
+        }
+        if (k == 0)
+            continue;
+        mr_merger *m = mr_merger_new(its, k);
+        s = mr_collector_combine(job, m, w, p, combine, err);
+        mr_counters_add(&job->counters, MR_C_FILE_BYTES_READ, mr_merger_bytes_read(m));
+        mr_merger_free(m);
+    }
+    for (size_t i = 0; i < n; i++)
+        env_close(files[i], NULL);
+    free(files);
+    free(its);
+    if (s != KILN_OK) {
+        mr_run_writer_abandon(w);
+        return s;
+    }
+    s = mr_run_writer_finish(w, out, err);
+    if (s != KILN_OK)
+        return s;
+    mr_collector_count_run(job, *out);
+    for (size_t i = 0; i < n; i++)
+        mr_run_remove(c->runs[from + i]);
+    return KILN_OK;
+}
+
+kiln_status
+mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err)
+{
+    mr_job *job = c->job;
+    *out = NULL;
+    kiln_status s = mr_collector_flush(c, err);
+    if (s == KILN_OK)
+        s = mr_collector_spill(c, 1, err);
+    mr_sortbuf_free(c->sb);
+    c->sb = NULL;
+    if (s == KILN_OK && c->n_runs == 0) {
+        /* No map output at all: an empty run keeps the rest uniform. */
+        kbuf path = KBUF_INIT;
+        mr_job_run_path(job, "empty", &path);
+        mr_run_writer *w;
+        s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w, err);
+        buf_free(&path);
+        mr_run *r;
+        if (s == KILN_OK)
+            s = mr_run_writer_finish(w, &r, err);
+        if (s == KILN_OK)
+            mr_collector_push(c, r);
+    }
+    size_t factor = job->merge_factor < 2 ? 2 : job->merge_factor;
+    /* Merge the oldest runs first until one pass can take the rest. */
+    while (s == KILN_OK && c->n_runs > 1) {
+        size_t n = c->n_runs > factor ? factor : c->n_runs;
+        mr_run *merged;
+        s = mr_collector_merge(c, 0, n, 1, &merged, err);
+        if (s != KILN_OK)
+            break;
+        memmove(c->runs, c->runs + n, (c->n_runs - n) * sizeof *c->runs);
+        c->n_runs -= n;
+        mr_collector_push(c, merged);
+    }
+    if (s != KILN_OK) {
+        mr_collector_abandon(c);
+        return s;
+    }
+    *out = c->runs[0];
+    free(c->runs);
+    free(c);
+    return KILN_OK;
+}
+
+void
+mr_collector_abandon(mr_collector *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n_runs; i++)
+        mr_run_remove(c->runs[i]);
+    mr_sortbuf_free(c->sb);
+    free(c->runs);
+    free(c);
+}

@@ -1,0 +1,47 @@
+/* mr_reader.h -- the line record reader (Hadoop TextInputFormat semantics).
+ *
+ * A split [start, end) of a file owns the lines whose first byte p satisfies
+ * start < p <= end, plus the line at 0 when start is 0 (see mr_input.h); the
+ * '\n' is not part of a record, nor one '\r' before it; a last line without
+ * '\n' is a record; a gzip file is read whole, decompressed as it goes
+ * (concatenated members included).
+ *
+ * Memory: one buffer of `chunk` bytes (plus the longest line), one input
+ * chunk for gzip. Thread-safety: a reader is single-threaded.
+ */
+#ifndef KILN_MR_READER_H
+#define KILN_MR_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mapreduce/mr_input.h"
+#include "storage/buf.h"
+#include "storage/status.h"
+
+typedef struct mr_reader mr_reader;
+
+/* Open a reader of split s of file f, reading `chunk` bytes at a time
+ * (0 = 1 MiB). KILN_NOT_FOUND / KILN_IO naming the file. */
+kiln_status mr_reader_open(const mr_input_file *f, const mr_split *s, size_t chunk,
+                           mr_reader **out, kiln_err *err);
+void mr_reader_close(mr_reader *r);   /* r may be NULL */
+
+/* Next record: 1 with *line (valid until the next call) and *offset (of the
+ * line's first byte in the file, uncompressed for gzip), 0 at the end of the
+ * split, -1 on error (KILN_IO; KILN_CORRUPTION for a bad or truncated gzip
+ * stream, naming the file). */
+int mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err);
+
+/* 1-based line number in the file of the record last returned. Counts the
+ * lines before the split on first use (reads the file up to it), so it is
+ * meant for error reports. */
+kiln_status mr_reader_line_number(mr_reader *r, uint64_t *line, kiln_err *err);
+
+/* Bytes of the split consumed so far (compressed bytes for gzip), for
+ * progress; equals end - start once the split is done. */
+uint64_t mr_reader_progress(const mr_reader *r);
+/* Bytes read from disk so far. */
+uint64_t mr_reader_bytes_read(const mr_reader *r);
+
+#endif
