@@ -143,7 +143,6 @@ hfile_output_open(void *arg, const char *dir, uint32_t partition, void **writer,
     p->w = kiln_calloc(o->n, sizeof *p->w);
     buf_init(&p->scratch);
     *writer = p;
-    (void)err;
     return KILN_OK;
 }
 

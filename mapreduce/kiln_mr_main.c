@@ -18,7 +18,8 @@ static void
 kiln_mr_usage(FILE *out)
 {
     fputs("Usage: kiln-mr JOB [-D key=value]... [job arguments]\n"
-          "       kiln-mr JOB --help | --list | --help | --version\n"
+          "       kiln-mr JOB --help\n"
+          "       kiln-mr --list | --help | --version\n"
           "Runs a MapReduce job on MPI: start it under mpirun (or ./run_job.sh).\n"
           "\n"
           "Jobs:\n",

@@ -113,7 +113,6 @@ mr_collector_open(mr_job *job, mr_collector **out, kiln_err *err)
     c->hashed = job->fold != NULL;
     c->sb = mr_sortbuf_new(job->sort_bytes, c->hashed);
     *out = c;
-    (void)err;
     return KILN_OK;
 }
 

@@ -215,8 +215,6 @@ mr_sortbuf_append(mr_sortbuf *sb, uint32_t part, kslice key, kslice value, uint3
 void
 mr_sortbuf_fold_sum_be64(void *arg, kslice key, kslice acc, kslice val, kbuf *out)
 {
-    (void)arg;
-    (void)key;
     uint64_t a = acc.n == 8 ? coding_get_be64(acc.p) : 0;
     uint64_t b = val.n == 8 ? coding_get_be64(val.p) : 0;
     buf_append_be64(out, a + b);
