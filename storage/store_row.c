@@ -99,8 +99,33 @@ store_row_sel_free(store_sel *sel)
 
 /* ------------------------------------------------------------------ row buffers */
 
+/* Per-family and per-column masking state. */
+typedef struct store_row_state {
+    size_t family;            /* schema index of the family being read, or SIZE_MAX */
+    const char *fam_name;     /* its name and length */
+    size_t fam_len;
+    int family_selected;
+    int64_t ttl_ms;           /* 0 = forever */
+    uint32_t max_versions;
+    int64_t family_del_ts;    /* newest DeleteFamily timestamp, INT64_MIN if none */
+    int64_t *fam_version_del; /* DeleteFamilyVersion timestamps */
+    size_t n_fam_version_del, cap_fam_version_del;
+    kbuf qual;                /* current column */
+    int have_qual;
+    int qual_selected;
+    int64_t col_del_ts;       /* newest DeleteColumn timestamp of the column */
+    int64_t *version_del;     /* Delete timestamps of the column */
+    size_t n_version_del, cap_version_del;
+    uint32_t versions;        /* versions returned for the column */
+    int64_t prev_ts;          /* previous cell's key (within the column) */
+    uint8_t prev_type;
+    int have_prev;
+} store_row_state;
+
+
 typedef struct store_cell_ref {
     size_t family;            /* schema family index */
+    size_t family_len;
     size_t qual_off, val_off, tags_off;
     uint32_t qual_len, val_len, tags_len;
     int64_t ts;
@@ -116,6 +141,9 @@ struct store_row_buf {
     store_view *view;         /* referenced while its iterators are cached */
     hfile_iter **iters;       /* by store_file.index; NULL until first used */
     store_merge *m;
+    store_row_state st;       /* kept between rows so its buffers are reused */
+    const kiln_schema *last_schema;   /* the family last read, to skip lookups */
+    size_t last_family;
 };
 
 store_row_buf *
@@ -138,6 +166,7 @@ store_row_buf_drop_view(store_row_buf *b)
     b->iters = NULL;
     store_view_unref(b->view);
     b->view = NULL;
+    b->last_schema = NULL;   /* the schema went with the view */
 }
 
 store_merge *
@@ -169,6 +198,9 @@ store_row_buf_free(store_row_buf *b)
         return;
     store_merge_free(b->m);
     store_row_buf_drop_view(b);
+    buf_free(&b->st.qual);
+    free(b->st.fam_version_del);
+    free(b->st.version_del);
     buf_free(&b->bytes);
     free(b->refs);
     free(b->cells);
@@ -176,7 +208,7 @@ store_row_buf_free(store_row_buf *b)
 }
 
 static void
-store_row_buf_add(store_row_buf *b, size_t family, const kiln_cell *c)
+store_row_buf_add(store_row_buf *b, size_t family, size_t family_len, const kiln_cell *c)
 {
     if (b->count == b->cap) {
         b->cap = b->cap ? b->cap * 2 : 16;
@@ -185,15 +217,24 @@ store_row_buf_add(store_row_buf *b, size_t family, const kiln_cell *c)
     }
     store_cell_ref *r = &b->refs[b->count++];
     r->family = family;
+    r->family_len = family_len;
+    buf_reserve(&b->bytes, (size_t)c->qualifier_len + c->value_len + c->tags_len);
+    uint8_t *p = b->bytes.data + b->bytes.len;
     r->qual_off = b->bytes.len;
     r->qual_len = c->qualifier_len;
-    buf_append(&b->bytes, c->qualifier, c->qualifier_len);
-    r->val_off = b->bytes.len;
+    if (c->qualifier_len)
+        memcpy(p, c->qualifier, c->qualifier_len);
+    p += c->qualifier_len;
+    r->val_off = r->qual_off + c->qualifier_len;
     r->val_len = c->value_len;
-    buf_append(&b->bytes, c->value, c->value_len);
-    r->tags_off = b->bytes.len;
+    if (c->value_len)
+        memcpy(p, c->value, c->value_len);
+    p += c->value_len;
+    r->tags_off = r->val_off + c->value_len;
     r->tags_len = c->tags_len;
-    buf_append(&b->bytes, c->tags, c->tags_len);
+    if (c->tags_len)
+        memcpy(p, c->tags, c->tags_len);
+    b->bytes.len = r->tags_off + c->tags_len;
     r->ts = c->ts;
     r->type = c->type;
     r->mvcc = c->mvcc;
@@ -211,7 +252,7 @@ store_row_buf_finish(store_row_buf *b, const kiln_schema *s, size_t row_len, sto
         c->row = base;
         c->row_len = (uint32_t)row_len;
         c->family = (const uint8_t *)s->families[r->family].name;
-        c->family_len = (uint32_t)strlen(s->families[r->family].name);
+        c->family_len = (uint32_t)r->family_len;
         c->qualifier = base + r->qual_off;
         c->qualifier_len = r->qual_len;
         c->value = base + r->val_off;
@@ -229,26 +270,6 @@ store_row_buf_finish(store_row_buf *b, const kiln_schema *s, size_t row_len, sto
 
 /* ------------------------------------------------------------------ assembly */
 
-/* Per-family and per-column masking state. */
-typedef struct store_row_state {
-    size_t family;            /* schema index of the family being read, or SIZE_MAX */
-    int family_selected;
-    int64_t ttl_ms;           /* 0 = forever */
-    uint32_t max_versions;
-    int64_t family_del_ts;    /* newest DeleteFamily timestamp, INT64_MIN if none */
-    int64_t *fam_version_del; /* DeleteFamilyVersion timestamps */
-    size_t n_fam_version_del, cap_fam_version_del;
-    kbuf qual;                /* current column */
-    int have_qual;
-    int qual_selected;
-    int64_t col_del_ts;       /* newest DeleteColumn timestamp of the column */
-    int64_t *version_del;     /* Delete timestamps of the column */
-    size_t n_version_del, cap_version_del;
-    uint32_t versions;        /* versions returned for the column */
-    int64_t prev_ts;          /* previous cell's key (within the column) */
-    uint8_t prev_type;
-    int have_prev;
-} store_row_state;
 
 static int
 store_row_ts_in(const int64_t *v, size_t n, int64_t ts)
@@ -306,10 +327,23 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
     const kiln_cell *c = store_merge_cell(m);
     size_t row_len = c->row_len;
     buf_append(&buf->bytes, c->row, c->row_len);
-    store_row_state st;
-    memset(&st, 0, sizeof st);
-    st.family = SIZE_MAX;
-    buf_init(&st.qual);
+    store_row_state *st = &buf->st;
+    /* The family read last stays resolved from row to row (most rows start
+     * with the same family); its row-scoped masking state starts afresh and
+     * its request-dependent limits are recomputed for this request. */
+    if (buf->last_schema != s || st->family >= s->family_count) {
+        st->family = SIZE_MAX;
+    } else {
+        const schema_family *f = &s->families[st->family];
+        st->fam_name = f->name;
+        st->family_selected = store_row_sel_family(sel, st->family);
+        st->max_versions = sel->max_versions < f->max_versions ? sel->max_versions
+                                                               : f->max_versions;
+    }
+    st->family_del_ts = INT64_MIN;
+    st->n_fam_version_del = 0;
+    st->have_qual = 0;
+    st->have_prev = 0;
     kiln_status rc = KILN_OK;
     while (store_merge_valid(m)) {
         c = store_merge_cell(m);
@@ -317,63 +351,74 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
             (row_len > 0 && memcmp(c->row, buf->bytes.data, row_len) != 0))
             break;
         /* family change */
-        if (st.family == SIZE_MAX || c->family_len != strlen(s->families[st.family].name) ||
-            (c->family_len > 0 &&
-             memcmp(c->family, s->families[st.family].name, c->family_len) != 0)) {
-            const schema_family *f = schema_find_family(s, c->family, c->family_len);
+        if (st->family == SIZE_MAX || c->family_len != st->fam_len ||
+            memcmp(c->family, st->fam_name, st->fam_len) != 0) {
+            const schema_family *f = NULL;
+            if (buf->last_schema == s && buf->last_family < s->family_count) {
+                const schema_family *lf = &s->families[buf->last_family];
+                if (strlen(lf->name) == c->family_len &&
+                    memcmp(lf->name, c->family, c->family_len) == 0)
+                    f = lf;
+            }
+            if (f == NULL)
+                f = schema_find_family(s, c->family, c->family_len);
             if (f == NULL) {
                 rc = status_set(err, KILN_CORRUPTION,
                                 "table %s: an HFile cell names unknown family '%.*s'",
                                 s->name, (int)c->family_len, (const char *)c->family);
                 break;
             }
-            st.family = (size_t)(f - s->families);
-            st.family_selected = store_row_sel_family(sel, st.family);
-            st.ttl_ms = f->ttl_s >= SCHEMA_TTL_FOREVER ? 0 : f->ttl_s * 1000;
-            st.max_versions = sel->max_versions < f->max_versions ? sel->max_versions
+            st->family = (size_t)(f - s->families);
+            st->fam_name = f->name;
+            st->fam_len = c->family_len;
+            buf->last_schema = s;
+            buf->last_family = st->family;
+            st->family_selected = store_row_sel_family(sel, st->family);
+            st->ttl_ms = f->ttl_s >= SCHEMA_TTL_FOREVER ? 0 : f->ttl_s * 1000;
+            st->max_versions = sel->max_versions < f->max_versions ? sel->max_versions
                                                                   : f->max_versions;
-            st.family_del_ts = INT64_MIN;
-            st.n_fam_version_del = 0;
-            st.have_qual = 0;
+            st->family_del_ts = INT64_MIN;
+            st->n_fam_version_del = 0;
+            st->have_qual = 0;
         }
-        if (!st.have_qual || c->qualifier_len != st.qual.len ||
-            (st.qual.len > 0 && memcmp(c->qualifier, st.qual.data, st.qual.len) != 0))
-            store_row_new_column(&st, sel, c);
+        if (!st->have_qual || c->qualifier_len != st->qual.len ||
+            (st->qual.len > 0 && memcmp(c->qualifier, st->qual.data, st->qual.len) != 0))
+            store_row_new_column(st, sel, c);
         /* an equal key from an older load (or repeated in one file) */
-        int dup = st.have_prev && st.prev_ts == c->ts && st.prev_type == c->type;
-        st.prev_ts = c->ts;
-        st.prev_type = c->type;
-        st.have_prev = 1;
+        int dup = st->have_prev && st->prev_ts == c->ts && st->prev_type == c->type;
+        st->prev_ts = c->ts;
+        st->prev_type = c->type;
+        st->have_prev = 1;
         if (!dup) {
             switch (c->type) {
             case CELL_TYPE_DELETE_FAMILY:
-                if (c->ts > st.family_del_ts)
-                    st.family_del_ts = c->ts;
+                if (c->ts > st->family_del_ts)
+                    st->family_del_ts = c->ts;
                 break;
             case CELL_TYPE_DELETE_FAMILY_VERSION:
-                store_row_ts_add(&st.fam_version_del, &st.n_fam_version_del,
-                                 &st.cap_fam_version_del, c->ts);
+                store_row_ts_add(&st->fam_version_del, &st->n_fam_version_del,
+                                 &st->cap_fam_version_del, c->ts);
                 break;
             case CELL_TYPE_DELETE_COLUMN:
-                if (c->ts > st.col_del_ts)
-                    st.col_del_ts = c->ts;
+                if (c->ts > st->col_del_ts)
+                    st->col_del_ts = c->ts;
                 break;
             case CELL_TYPE_DELETE:
-                store_row_ts_add(&st.version_del, &st.n_version_del, &st.cap_version_del, c->ts);
+                store_row_ts_add(&st->version_del, &st->n_version_del, &st->cap_version_del, c->ts);
                 break;
             case CELL_TYPE_PUT:
-                if (!st.qual_selected || st.versions >= st.max_versions)
+                if (!st->qual_selected || st->versions >= st->max_versions)
                     break;
-                if (c->ts <= st.family_del_ts || c->ts <= st.col_del_ts ||
-                    store_row_ts_in(st.fam_version_del, st.n_fam_version_del, c->ts) ||
-                    store_row_ts_in(st.version_del, st.n_version_del, c->ts))
+                if (c->ts <= st->family_del_ts || c->ts <= st->col_del_ts ||
+                    store_row_ts_in(st->fam_version_del, st->n_fam_version_del, c->ts) ||
+                    store_row_ts_in(st->version_del, st->n_version_del, c->ts))
                     break;
-                if (st.ttl_ms != 0 && c->ts < sel->now_ms - st.ttl_ms)
+                if (st->ttl_ms != 0 && c->ts < sel->now_ms - st->ttl_ms)
                     break;
                 if (c->ts < sel->ts_min || c->ts >= sel->ts_max)
                     break;
-                store_row_buf_add(buf, st.family, c);
-                st.versions++;
+                store_row_buf_add(buf, st->family, st->fam_len, c);
+                st->versions++;
                 break;
             default:
                 break;   /* Minimum / Maximum never appear in files Kiln accepts */
@@ -382,9 +427,6 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
         if ((rc = store_merge_next(m, err)) != KILN_OK)
             break;
     }
-    buf_free(&st.qual);
-    free(st.fam_version_del);
-    free(st.version_del);
     if (rc != KILN_OK) {
         out->count = 0;
         return rc;
