@@ -157,7 +157,10 @@ check "skew: one key with 2M cells, exits 0" test "$rc" = 0
 check "skew: the last line's values win" bash -c "grep -h '^hot' '$work'/skew_out/part-r-* | cmp -s - <(printf 'hot\tcf:a\t7\tPut\ta1000000-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nhot\tcf:b\t7\tPut\tb1000000\n')"
 check "skew: 1999998 duplicate cells counted" test "$(counter "$work/skew_out" "Duplicate cells (last line kept)")" = 1999998
 peak=$(counter "$work/skew_out" "Peak Physical memory (bytes)")
-check "skew: peak RSS per rank $((peak / 1048576)) MiB stays under 40 MiB" test "$peak" -lt $((40 * 1048576))
+case "$BUILD" in
+  build-*) echo "skip skew: peak RSS $((peak / 1048576)) MiB (sanitizer shadow memory: no bound to check)" ;;
+  *) check "skew: peak RSS per rank $((peak / 1048576)) MiB stays under 40 MiB" test "$peak" -lt $((40 * 1048576)) ;;
+esac
 
 # ---------------------------------------------------------------- a table in the data directory
 "$KILN" --data "$work/data" create web --family cf:compression=none --family other \

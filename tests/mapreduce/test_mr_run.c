@@ -196,10 +196,12 @@ corruption(void **state)
         kbuf copy = KBUF_INIT;
         buf_append(&copy, bytes.data, bytes.len);
         uint64_t len = copy.len;
-        if (trial % 2 == 0)
-            copy.data[rnd() % copy.len] ^= (uint8_t)(1 + rnd() % 255);
-        else
+        if (trial % 2 == 0) {
+            size_t at = rnd() % copy.len;
+            copy.data[at] ^= (uint8_t)(1 + rnd() % 255);
+        } else {
             len = rnd() % copy.len;
+        }
         unlink(path);
         env_file *w;
         assert_int_equal(env_create(path, 1, &w, &err), KILN_OK);
