@@ -14,9 +14,14 @@
 #define ROWCACHE_SHARD_BITS 5
 #define ROWCACHE_SHARDS (1u << ROWCACHE_SHARD_BITS)
 
+/* LRU links; first in an entry, so a link is also its entry. */
+typedef struct rowcache_link {
+    struct rowcache_link *prev, *next;   /* sentinel.next is the newest */
+} rowcache_link;
+
 typedef struct rowcache_entry {
+    rowcache_link lru;
     struct rowcache_entry *chain;
-    struct rowcache_entry *prev, *next;   /* LRU: sentinel.next is the newest */
     uint64_t hash;
     int64_t expires_ms;
     uint32_t klen, vlen;
@@ -30,7 +35,7 @@ typedef struct rowcache_shard {
     size_t nbuckets;                      /* power of two */
     size_t count;
     size_t bytes;
-    rowcache_entry lru;
+    rowcache_link lru;
     uint64_t hits, misses, inserts, evictions;
     char pad[64];
 } rowcache_shard;
@@ -97,11 +102,11 @@ rowcache_free(rowcache *c)
     uint64_t freed = 0;
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
-        for (rowcache_entry *e = s->lru.next; e != &s->lru;) {
-            rowcache_entry *next = e->next;
-            freed += e->charge;
-            free(e);
-            e = next;
+        for (rowcache_link *l = s->lru.next; l != &s->lru;) {
+            rowcache_link *next = l->next;
+            freed += ((rowcache_entry *)l)->charge;
+            free(l);
+            l = next;
         }
         free(s->buckets);
         pthread_mutex_destroy(&s->mu);
@@ -153,17 +158,17 @@ rowcache_slot(rowcache_shard *s, uint64_t h, const uint8_t *key, size_t n)
 static void
 rowcache_lru_unlink(rowcache_entry *e)
 {
-    e->prev->next = e->next;
-    e->next->prev = e->prev;
+    e->lru.prev->next = e->lru.next;
+    e->lru.next->prev = e->lru.prev;
 }
 
 static void
 rowcache_lru_push(rowcache_shard *s, rowcache_entry *e)
 {
-    e->next = s->lru.next;
-    e->prev = &s->lru;
-    s->lru.next->prev = e;
-    s->lru.next = e;
+    e->lru.next = s->lru.next;
+    e->lru.prev = &s->lru;
+    s->lru.next->prev = &e->lru;
+    s->lru.next = &e->lru;
 }
 
 /* Unlink e from its chain and the LRU list and free it. REQUIRES: s->mu. */
@@ -211,7 +216,7 @@ rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *ou
         pthread_mutex_unlock(&s->mu);
         return 0;
     }
-    if (s->lru.next != e) {
+    if (s->lru.next != &e->lru) {
         rowcache_lru_unlink(e);
         rowcache_lru_push(s, e);
     }
@@ -257,7 +262,7 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     uint64_t used = atomic_fetch_add_explicit(&c->pool->used, charge, memory_order_relaxed) +
                     charge;
     while (used > c->pool->capacity && s->lru.prev != &s->lru) {
-        rowcache_entry *old = s->lru.prev;
+        rowcache_entry *old = (rowcache_entry *)s->lru.prev;
         used -= old->charge;
         rowcache_remove(c, s, old);
         s->evictions++;
@@ -282,7 +287,8 @@ rowcache_hot_keys(rowcache *c, size_t max, kbuf *out)
         buf_init(&per[i]);
         cnt[i] = pos[i] = 0;
         pthread_mutex_lock(&s->mu);
-        for (rowcache_entry *e = s->lru.next; e != &s->lru && cnt[i] < quota; e = e->next) {
+        for (rowcache_link *l = s->lru.next; l != &s->lru && cnt[i] < quota; l = l->next) {
+            const rowcache_entry *e = (const rowcache_entry *)l;
             uint8_t len[4] = {(uint8_t)e->klen, (uint8_t)(e->klen >> 8),
                               (uint8_t)(e->klen >> 16), (uint8_t)(e->klen >> 24)};
             buf_append(&per[i], len, 4);
