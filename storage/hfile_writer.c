@@ -1002,7 +1002,7 @@ fill_fileinfo(hfile_writer *w)
     hfile_fileinfo_set(fi, HFILE_FI_TIMERANGE, tr, sizeof tr);
     hfile_fileinfo_set_i64(fi, HFILE_FI_EARLIEST_PUT_TS, w->earliest_put);
     if (w->o.bulkload_info) {
-        hfile_fileinfo_set_i64(fi, HFILE_FI_BULKLOAD_TIMESTAMP, now_ms());
+        hfile_fileinfo_set_i64(fi, HFILE_FI_BULKLOAD_TIMESTAMP, w->create_time);
         if (w->o.source_task != NULL)
             hfile_fileinfo_set(fi, HFILE_FI_BULKLOAD_SOURCE_TASK, w->o.source_task,
                                strlen(w->o.source_task));

@@ -37,7 +37,7 @@ typedef struct hfile_writer_options {
     size_t index_block_max;      /* hfile.index.block.max.size; default 131072 */
     size_t bloom_chunk_bytes;    /* io.storefile.bloom.block.size; default 131072 */
     double bloom_error_rate;     /* default 0.01 */
-    int64_t create_time_ms;      /* hfile.CREATE_TIME_TS; 0 = now */
+    int64_t create_time_ms;      /* hfile.CREATE_TIME_TS and BULKLOAD_TIMESTAMP; 0 = now */
     int bulkload_info;           /* add BULKLOAD_TIMESTAMP, MAJOR_COMPACTION_KEY, ...; default 1 */
     const char *source_task;     /* BULKLOAD_SOURCE_TASK, or NULL */
     int sync;                    /* fsync the file in finish; default 1 */
