@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "storage/store_index.h"
 #include "storage/store_rec.h"
 
 void
@@ -319,6 +320,32 @@ manifest_decode_table(store_cur *c, const char *what, manifest *out, kiln_err *e
 }
 
 kiln_status
+manifest_check_tables(const manifest *m, kiln_err *err)
+{
+    if (m->table_count == 0)
+        return status_set(err, KILN_INVALID, "manifest lists no table");
+    const kiln_schema *base = &m->tables[0].schema;
+    if (store_index_schema_is_index(base))
+        return status_set(err, KILN_INVALID, "its first table %s is an index table", base->name);
+    if (m->table_count - 1 > STORE_INDEX_MAX)
+        return status_set(err, KILN_INVALID, "table %s: %zu indexes (at most %d)", base->name,
+                          m->table_count - 1, STORE_INDEX_MAX);
+    for (size_t i = 1; i < m->table_count; i++) {
+        store_index_def d;
+        kiln_status st = store_index_def_from_schema(base, &m->tables[i].schema, &d, err);
+        store_index_def_free(&d);
+        if (st != KILN_OK)
+            return st;
+        for (size_t j = 1; j < i; j++) {
+            if (strcmp(m->tables[j].schema.name, m->tables[i].schema.name) == 0)
+                return status_set(err, KILN_INVALID, "index table %s listed twice",
+                                  m->tables[i].schema.name);
+        }
+    }
+    return KILN_OK;
+}
+
+kiln_status
 manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out, uint32_t *crc,
                 kiln_err *err)
 {
@@ -366,6 +393,12 @@ manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out, uin
         manifest_free(out);
         return status_set(err, KILN_CORRUPTION, "%s: %zu unexpected trailing bytes", what,
                           store_cur_left(&c));
+    }
+    kiln_err e2;
+    status_clear(&e2);
+    if (manifest_check_tables(out, &e2) != KILN_OK) {
+        manifest_free(out);
+        return status_set(err, KILN_CORRUPTION, "%s: %s", what, e2.msg);
     }
     return KILN_OK;
 }

@@ -107,11 +107,17 @@ uint64_t manifest_total_bytes(const manifest *m);
 /* 1 if name is a valid store file name ([0-9a-f]{1,32}). */
 int manifest_file_name_ok(const char *name);
 
+/* Check the publish group: tables[0] is a table (not an index table), at
+ * most STORE_INDEX_MAX more follow, each a well-formed index of tables[0]
+ * (store_index.h), no two alike. KILN_INVALID saying what is wrong. */
+kiln_status manifest_check_tables(const manifest *m, kiln_err *err);
+
 /* Append the manifest record to out; returns its CRC32C (what CURRENT holds). */
 uint32_t manifest_encode(const manifest *m, kbuf *out);
 /* Decode and check a manifest record: frame, body, regions contiguous and equal
  * to the schema's splits, file names well formed, families known. `what`
- * names the file in errors; *crc may be NULL. KILN_CORRUPTION otherwise. */
+ * names the file in errors; *crc may be NULL. The tables are checked with
+ * manifest_check_tables. KILN_CORRUPTION otherwise. */
 kiln_status manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out,
                             uint32_t *crc, kiln_err *err);
 

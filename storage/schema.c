@@ -371,6 +371,17 @@ schema_get_prop(const kiln_schema *s, const char *key)
     return NULL;
 }
 
+void
+schema_salt_default_splits(kiln_schema *s)
+{
+    if (s->salt_buckets < 2 || s->split_count > 0)
+        return;
+    for (uint32_t b = 1; b < s->salt_buckets && b < 256; b++) {
+        uint8_t k = (uint8_t)b;
+        schema_add_split(s, &k, 1, NULL);
+    }
+}
+
 kiln_status
 schema_validate(kiln_schema *s, kiln_err *err)
 {

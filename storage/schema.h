@@ -54,7 +54,8 @@ typedef struct kiln_schema {
     char name[SCHEMA_NAME_MAX + 1];  /* canonical "namespace:table" */
     int64_t created_ms;
     uint32_t keep_versions;          /* versions kept for rollback, >= 1; default 2 */
-    uint32_t salt_buckets;           /* 0 = not salted (salting is issue #6) */
+    uint32_t salt_buckets;           /* 0 = not salted; else rows are stored under a
+                                        hidden bucket byte (store_salt.h) */
     schema_family *families;         /* sorted by name */
     size_t family_count;
     kbuf *splits;                    /* strictly ascending, non-empty */
@@ -90,8 +91,13 @@ void schema_set_prop(kiln_schema *s, const char *key, const char *value);
 /* The property's value or NULL. */
 const char *schema_get_prop(const kiln_schema *s, const char *key);
 
+/* A salted table (salt_buckets > 1) without split keys gets one region per
+ * bucket: split keys are the single bytes 0x01 .. N-1. Nothing otherwise. */
+void schema_salt_default_splits(kiln_schema *s);
+
 /* Sort the split keys and check the whole schema: name, at least one family,
- * split keys non-empty, at most CELL_ROW_MAX bytes and distinct. */
+ * split keys non-empty, at most CELL_ROW_MAX bytes and distinct, salt_buckets
+ * 0..256. */
 kiln_status schema_validate(kiln_schema *s, kiln_err *err);
 
 /* The family named name[0..n) or NULL. */

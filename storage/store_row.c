@@ -142,6 +142,7 @@ struct store_row_buf {
     hfile_iter **iters;       /* by store_file.index; NULL until first used */
     store_merge *m;
     store_row_state st;       /* kept between rows so its buffers are reused */
+    kbuf key;                 /* a Get's stored key (salted tables) */
     const kiln_schema *last_schema;   /* the family last read, to skip lookups */
     size_t last_family;
 };
@@ -204,7 +205,14 @@ store_row_buf_free(store_row_buf *b)
     buf_free(&b->bytes);
     free(b->refs);
     free(b->cells);
+    buf_free(&b->key);
     free(b);
+}
+
+kbuf *
+store_row_buf_key(store_row_buf *b)
+{
+    return &b->key;
 }
 
 static void
@@ -240,17 +248,20 @@ store_row_buf_add(store_row_buf *b, size_t family, size_t family_len, const kiln
     r->mvcc = c->mvcc;
 }
 
-/* Turn offsets into cells once the byte buffer stops moving. */
+/* Turn offsets into cells once the byte buffer stops moving. The first
+ * `skip` bytes of the stored row (a salted table's bucket byte) are not part
+ * of the row the caller sees. */
 static void
-store_row_buf_finish(store_row_buf *b, const kiln_schema *s, size_t row_len, store_row *out)
+store_row_buf_finish(store_row_buf *b, const kiln_schema *s, size_t row_len, size_t skip,
+                     store_row *out)
 {
     const uint8_t *base = b->bytes.data;
     for (size_t i = 0; i < b->count; i++) {
         const store_cell_ref *r = &b->refs[i];
         kiln_cell *c = &b->cells[i];
         memset(c, 0, sizeof *c);
-        c->row = base;
-        c->row_len = (uint32_t)row_len;
+        c->row = base + skip;
+        c->row_len = (uint32_t)(row_len - skip);
         c->family = (const uint8_t *)s->families[r->family].name;
         c->family_len = (uint32_t)r->family_len;
         c->qualifier = base + r->qual_off;
@@ -263,7 +274,7 @@ store_row_buf_finish(store_row_buf *b, const kiln_schema *s, size_t row_len, sto
         c->type = r->type;
         c->mvcc = r->mvcc;
     }
-    out->row = kslice_make(base, row_len);
+    out->row = kslice_make(base + skip, row_len - skip);
     out->cells = b->cells;
     out->count = b->count;
 }
@@ -326,6 +337,13 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
     buf->count = 0;
     const kiln_cell *c = store_merge_cell(m);
     size_t row_len = c->row_len;
+    size_t skip = s->salt_buckets > 0 ? 1 : 0;
+    if (row_len < 2 * skip) {
+        out->count = 0;
+        return status_set(err, KILN_CORRUPTION,
+                          "table %s: a stored row of %zu bytes in a salted table (at least 2)",
+                          s->name, row_len);
+    }
     buf_append(&buf->bytes, c->row, c->row_len);
     store_row_state *st = &buf->st;
     /* The family read last stays resolved from row to row (most rows start
@@ -431,6 +449,6 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
         out->count = 0;
         return rc;
     }
-    store_row_buf_finish(buf, s, row_len, out);
+    store_row_buf_finish(buf, s, row_len, skip, out);
     return KILN_OK;
 }

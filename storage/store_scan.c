@@ -3,11 +3,20 @@
  * scans keep one merge per region positioned at the next row; reversed scans
  * find the previous row with a seek-for-prev on every file, then read that
  * row forward, so each row's cells still come in HBase order.
+ *
+ * A salted table's scan is N plain scans, one per bucket b over the stored
+ * keys [b] + user key (prefix [b] + P, bounds [b] + start and [b] + stop),
+ * merged by a binary heap on their current rows' user keys (largest first
+ * when reversed). Each bucket scan keeps the row it last produced until it is
+ * advanced, which happens on the call after that row was returned, so a
+ * returned row stays valid until the next call as for a plain scan.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "storage/store_view_int.h"
+
+#define STORE_SCAN_NONE ((size_t)-1)
 
 struct store_scan {
     store_view *v;
@@ -26,6 +35,14 @@ struct store_scan {
     int done;
     store_merge *m;
     store_row_buf *buf;
+    /* salted table: one scan per bucket, merged */
+    store_scan **subs;
+    store_row *heads;         /* each bucket scan's current row */
+    size_t nsubs;
+    size_t *heap;             /* buckets with a current row, best row on top */
+    size_t nheap;
+    size_t pending;           /* top bucket whose row was returned: advance it next */
+    int started;
 };
 
 void
@@ -56,11 +73,12 @@ store_scan_has_prefix(const store_scan *s, const kiln_cell *c)
     return c->row_len >= s->prefix.len && memcmp(c->row, s->prefix.data, s->prefix.len) == 0;
 }
 
-kiln_status
-store_scan_open(store_view *v, const store_scan_opts *o, store_scan **out, kiln_err *err)
+static kiln_status
+store_scan_open_plain(store_view *v, const store_scan_opts *o, store_scan **out, kiln_err *err)
 {
     *out = NULL;
     store_scan *s = kiln_calloc(1, sizeof *s);
+    s->pending = STORE_SCAN_NONE;
     kiln_status st = store_row_sel_init(&v->schema, &o->read, &s->sel, err);
     if (st != KILN_OK) {
         free(s);
@@ -127,6 +145,11 @@ store_scan_close(store_scan *s)
 {
     if (s == NULL)
         return;
+    for (size_t i = 0; i < s->nsubs; i++)
+        store_scan_close(s->subs[i]);
+    free(s->subs);
+    free(s->heads);
+    free(s->heap);
     store_merge_free(s->m);
     store_row_buf_free(s->buf);
     store_row_sel_free(&s->sel);
@@ -268,6 +291,146 @@ store_scan_next_reversed(store_scan *s, store_row *out, int *has_row, kiln_err *
     return st;
 }
 
+/* ------------------------------------------------------------------ salted */
+
+kiln_status
+store_scan_open(store_view *v, const store_scan_opts *o, store_scan **out, kiln_err *err)
+{
+    uint32_t buckets = v->schema.salt_buckets;
+    if (buckets == 0)
+        return store_scan_open_plain(v, o, out, err);
+    *out = NULL;
+    /* Check the request once (column families) before opening N scans. */
+    store_sel sel;
+    kiln_status st = store_row_sel_init(&v->schema, &o->read, &sel, err);
+    if (st != KILN_OK)
+        return st;
+    store_row_sel_free(&sel);
+    store_scan *s = kiln_calloc(1, sizeof *s);
+    store_view_ref(v);
+    s->v = v;
+    s->reversed = o->reversed;
+    s->limit = o->limit;
+    s->pending = STORE_SCAN_NONE;
+    buf_init(&s->lo);
+    buf_init(&s->hi);
+    buf_init(&s->prefix);
+    s->subs = kiln_calloc(buckets, sizeof *s->subs);
+    s->heads = kiln_calloc(buckets, sizeof *s->heads);
+    s->heap = kiln_calloc(buckets, sizeof *s->heap);
+    kbuf pre = KBUF_INIT, lo = KBUF_INIT, hi = KBUF_INIT;
+    for (uint32_t b = 0; b < buckets && st == KILN_OK; b++) {
+        store_scan_opts bo = *o;
+        buf_reset(&pre);
+        buf_append_u8(&pre, (uint8_t)b);
+        buf_append(&pre, o->prefix, o->prefix_len);
+        bo.prefix = pre.data;
+        bo.prefix_len = pre.len;
+        buf_reset(&lo);
+        buf_reset(&hi);
+        if (o->start_len > 0) {
+            buf_append_u8(&lo, (uint8_t)b);
+            buf_append(&lo, o->start, o->start_len);
+            bo.start = lo.data;
+            bo.start_len = lo.len;
+        }
+        if (o->stop_len > 0) {
+            buf_append_u8(&hi, (uint8_t)b);
+            buf_append(&hi, o->stop, o->stop_len);
+            bo.stop = hi.data;
+            bo.stop_len = hi.len;
+        }
+        st = store_scan_open_plain(v, &bo, &s->subs[b], err);
+        if (st == KILN_OK)
+            s->nsubs++;
+    }
+    buf_free(&pre);
+    buf_free(&lo);
+    buf_free(&hi);
+    if (st != KILN_OK) {
+        store_scan_close(s);
+        return st;
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+/* 1 if bucket a's row comes before bucket b's in the scan's order. */
+static int
+store_scan_before(const store_scan *s, size_t a, size_t b)
+{
+    int c = kslice_cmp(s->heads[a].row, s->heads[b].row);
+    return s->reversed ? c > 0 : c < 0;
+}
+
+static void
+store_scan_sift_down(store_scan *s, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, best = i;
+        if (l < s->nheap && store_scan_before(s, s->heap[l], s->heap[best]))
+            best = l;
+        if (r < s->nheap && store_scan_before(s, s->heap[r], s->heap[best]))
+            best = r;
+        if (best == i)
+            return;
+        size_t t = s->heap[i];
+        s->heap[i] = s->heap[best];
+        s->heap[best] = t;
+        i = best;
+    }
+}
+
+static void
+store_scan_push(store_scan *s, size_t b)
+{
+    size_t i = s->nheap++;
+    s->heap[i] = b;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!store_scan_before(s, s->heap[i], s->heap[up]))
+            break;
+        size_t t = s->heap[i];
+        s->heap[i] = s->heap[up];
+        s->heap[up] = t;
+        i = up;
+    }
+}
+
+static kiln_status
+store_scan_next_salted(store_scan *s, store_row *out, int *has_row, kiln_err *err)
+{
+    int has;
+    kiln_status st;
+    if (!s->started) {
+        s->started = 1;
+        for (size_t b = 0; b < s->nsubs; b++) {
+            if ((st = store_scan_next(s->subs[b], &s->heads[b], &has, err)) != KILN_OK)
+                return st;
+            if (has)
+                store_scan_push(s, b);
+        }
+    } else if (s->pending != STORE_SCAN_NONE) {
+        /* the row returned last is the heap's top: replace it by its successor */
+        size_t b = s->pending;
+        s->pending = STORE_SCAN_NONE;
+        if ((st = store_scan_next(s->subs[b], &s->heads[b], &has, err)) != KILN_OK)
+            return st;
+        if (!has)
+            s->heap[0] = s->heap[--s->nheap];
+        if (s->nheap > 0)
+            store_scan_sift_down(s, 0);
+    }
+    if (s->nheap == 0) {
+        s->done = 1;
+        return KILN_OK;
+    }
+    s->pending = s->heap[0];
+    *out = s->heads[s->pending];
+    *has_row = 1;
+    return KILN_OK;
+}
+
 kiln_status
 store_scan_next(store_scan *s, store_row *out, int *has_row, kiln_err *err)
 {
@@ -276,8 +439,9 @@ store_scan_next(store_scan *s, store_row *out, int *has_row, kiln_err *err)
     out->cells = NULL;
     if (s->done || (s->limit > 0 && s->emitted >= s->limit) || s->v->nregions == 0)
         return KILN_OK;
-    kiln_status st = s->reversed ? store_scan_next_reversed(s, out, has_row, err)
-                                 : store_scan_next_forward(s, out, has_row, err);
+    kiln_status st = s->subs != NULL ? store_scan_next_salted(s, out, has_row, err)
+                     : s->reversed   ? store_scan_next_reversed(s, out, has_row, err)
+                                     : store_scan_next_forward(s, out, has_row, err);
     if (st != KILN_OK) {
         s->done = 1;
         *has_row = 0;

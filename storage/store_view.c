@@ -2,7 +2,9 @@
  * manifest, every HFile's trailer, index and bloom; retried when a concurrent
  * load collects the version under us), reference counting, the cheap
  * "has CURRENT changed" check for hot swaps, routing rows to regions, Get
- * with bloom filters, and count.
+ * with bloom filters (salted tables: the bucket byte added), and count. The
+ * index tables of the version get views of their own that share the table
+ * view's files' lifetime and reference count.
  */
 #include "storage/store_view.h"
 
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "storage/store_salt.h"
 #include "storage/store_view_int.h"
 #include "storage/table.h"
 
@@ -23,6 +26,16 @@
 static void
 store_view_close_files(store_view *v)
 {
+    for (size_t i = 0; i < v->nindexes; i++) {
+        store_view_close_files(v->indexes[i]);
+        free(v->indexes[i]);
+        store_index_def_free(&v->defs[i]);
+    }
+    free(v->indexes);
+    free(v->defs);
+    v->indexes = NULL;
+    v->defs = NULL;
+    v->nindexes = 0;
     for (size_t r = 0; r < v->nregions; r++) {
         for (size_t f = 0; f < v->regions[r].nfiles; f++)
             hfile_reader_close(v->regions[r].files[f].rd);
@@ -50,11 +63,12 @@ store_view_empty_regions(store_view *v)
     }
 }
 
-/* Open the files of v->m. KILN_NOT_FOUND (with err untouched) if one vanished. */
+/* Open the files of table mt of the manifest (v->schema is its schema).
+ * KILN_NOT_FOUND (with err untouched) if one vanished. */
 static kiln_status
-store_view_open_files(store_view *v, const kiln_table *t, block_cache *cache, kiln_err *err)
+store_view_open_table(store_view *v, const manifest_table *mt, const kiln_table *t,
+                      block_cache *cache, kiln_err *err)
 {
-    const manifest_table *mt = &v->m.tables[0];
     v->nregions = mt->region_count;
     v->regions = kiln_calloc(v->nregions, sizeof *v->regions);
     for (size_t r = 0; r < mt->region_count; r++) {
@@ -90,6 +104,37 @@ store_view_open_files(store_view *v, const kiln_table *t, block_cache *cache, ki
                                   (unsigned long long)v->version, (unsigned long long)mf->size);
             reg->bytes += mf->size;
         }
+    }
+    return KILN_OK;
+}
+
+/* Open the table of v->m and its index tables. KILN_NOT_FOUND (with err
+ * untouched) if a file vanished. */
+static kiln_status
+store_view_open_files(store_view *v, const kiln_table *t, block_cache *cache, kiln_err *err)
+{
+    kiln_status st = store_view_open_table(v, &v->m.tables[0], t, cache, err);
+    if (st != KILN_OK || v->m.table_count < 2)
+        return st;
+    size_t n = v->m.table_count - 1;
+    v->indexes = kiln_calloc(n, sizeof *v->indexes);
+    v->defs = kiln_calloc(n, sizeof *v->defs);
+    for (size_t i = 0; i < n; i++) {
+        const manifest_table *mt = &v->m.tables[i + 1];
+        store_view *iv = kiln_calloc(1, sizeof *iv);
+        v->indexes[i] = iv;
+        v->nindexes++;
+        iv->owner = v;
+        iv->version = v->version;
+        schema_copy(&iv->schema, &mt->schema);
+        kiln_err e2;
+        status_clear(&e2);
+        if (store_index_def_from_schema(&v->schema, &iv->schema, &v->defs[i], &e2) != KILN_OK)
+            return status_set(err, KILN_CORRUPTION, "table %s version %llu: %s", v->schema.name,
+                              (unsigned long long)v->version, e2.msg);
+        st = store_view_open_table(iv, mt, t, cache, err);
+        if (st != KILN_OK)
+            return st;
     }
     return KILN_OK;
 }
@@ -163,6 +208,8 @@ store_view_open(const char *data_dir, const char *table, block_cache *cache, sto
 void
 store_view_ref(store_view *v)
 {
+    if (v->owner != NULL)
+        v = v->owner;
     atomic_fetch_add(&v->refs, 1);
 }
 
@@ -171,6 +218,8 @@ store_view_unref(store_view *v)
 {
     if (v == NULL)
         return;
+    if (v->owner != NULL)
+        v = v->owner;
     if (atomic_fetch_sub(&v->refs, 1) != 1)
         return;
     store_view_close_files(v);
@@ -192,7 +241,37 @@ store_view_schema(const store_view *v)
 const manifest *
 store_view_manifest(const store_view *v)
 {
+    if (v->owner != NULL)
+        v = v->owner;
     return v->version ? &v->m : NULL;
+}
+
+size_t
+store_view_index_count(const store_view *v)
+{
+    return v->nindexes;
+}
+
+const store_index_def *
+store_view_index_def(const store_view *v, size_t i)
+{
+    return &v->defs[i];
+}
+
+store_view *
+store_view_index_view(store_view *v, size_t i)
+{
+    return v->indexes[i];
+}
+
+int
+store_view_find_index(const store_view *v, const char *name)
+{
+    for (size_t i = 0; i < v->nindexes; i++) {
+        if (strcmp(v->defs[i].name, name) == 0)
+            return (int)i;
+    }
+    return -1;
 }
 
 size_t
@@ -224,6 +303,8 @@ store_view_region_bytes(const store_view *v, size_t i, size_t *files)
 int
 store_view_is_current(const store_view *v)
 {
+    if (v->owner != NULL)
+        v = v->owner;
     struct stat st;
     if (stat(v->current_path, &st) != 0)
         return !v->have_current && errno == ENOENT;
@@ -324,9 +405,11 @@ store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts
     out->row = kslice_make(row, n);
     out->cells = NULL;
     out->count = 0;
-    if (n == 0 || n > CELL_ROW_MAX)
-        return status_set(err, KILN_INVALID, "table %s: row key must be 1..%d bytes",
-                          v->schema.name, CELL_ROW_MAX);
+    uint32_t salt = v->schema.salt_buckets;
+    size_t max = salt > 0 ? CELL_ROW_MAX - 1 : CELL_ROW_MAX;
+    if (n == 0 || n > max)
+        return status_set(err, KILN_INVALID, "table %s: row key must be 1..%zu bytes",
+                          v->schema.name, max);
     store_row_opts dflt;
     if (o == NULL) {
         store_row_opts_init(&dflt);
@@ -336,6 +419,16 @@ store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts
     kiln_status st = store_row_sel_init(&v->schema, o, &sel, err);
     if (st != KILN_OK)
         return st;
+    const uint8_t *user = row;
+    size_t user_n = n;
+    if (salt > 0) {
+        /* the stored key; assembly strips the bucket byte again */
+        kbuf *k = store_row_buf_key(buf);
+        buf_reset(k);
+        store_salt_key(k, salt, row, n);
+        row = k->data;
+        n = k->len;
+    }
     size_t r = store_view_region_of(v, row, n);
     store_merge *m = store_row_buf_merge(buf, v);
     st = store_view_fill(v, r, &sel, row, n, buf, m, err);
@@ -351,6 +444,8 @@ store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts
     }
     store_merge_clear(m);
     store_row_sel_free(&sel);
+    if (out->count == 0)
+        out->row = kslice_make(user, user_n);
     return st;
 }
 

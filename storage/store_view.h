@@ -21,8 +21,18 @@
  * order (each row's cells in normal order); as in HBase, its start row is the
  * upper (inclusive) bound and its stop row the lower (exclusive) bound.
  *
+ * Salted tables (schema salt_buckets = N, store_salt.h) are read in user
+ * keys: a Get adds the bucket byte, a scan runs one range per bucket and
+ * merges them, so rows come in the user's key order (reversed too), limits
+ * count merged rows, and the bucket byte never appears in a returned row.
+ *
+ * A version may carry secondary-index tables (store_index.h); the view opens
+ * them with the table, so an index read through a view always belongs to the
+ * same version as the table.
+ *
  * Modules: store_view.c (open, routing, get, count), store_row.c (row
- * assembly with the semantics above, row buffers), store_scan.c (scans).
+ * assembly with the semantics above, row buffers), store_scan.c (scans),
+ * store_index.c (index definitions, keys and index scans).
  *
  * Thread-safety: a view is immutable and reference-counted; share it between
  * threads (store_view_ref for each holder) and the last unref closes it. A
@@ -42,6 +52,7 @@
 #include "storage/status.h"
 
 typedef struct store_view store_view;
+typedef struct store_index_def store_index_def;
 
 /* Open the current version of `table` in data_dir. cache may be NULL (blocks
  * are then read every time) and must outlive the view. KILN_NOT_FOUND if the
@@ -67,6 +78,15 @@ uint64_t store_view_region_bytes(const store_view *v, size_t i, size_t *files);
 /* 1 if CURRENT is unchanged since the view was opened (one stat(2)); 0 if it
  * changed (or vanished), so a server reopens and swaps. */
 int store_view_is_current(const store_view *v);
+
+/* Secondary indexes of this version, in manifest order. The index table's
+ * view (for store_scan over raw index rows) and the definition live as long
+ * as v; references taken on the index view hold v. */
+size_t store_view_index_count(const store_view *v);
+const store_index_def *store_view_index_def(const store_view *v, size_t i);
+store_view *store_view_index_view(store_view *v, size_t i);
+/* Position of the index called name, or -1. */
+int store_view_find_index(const store_view *v, const char *name);
 
 /* ------------------------------------------------------------------ requests */
 
@@ -105,7 +125,8 @@ void store_row_buf_free(store_row_buf *b);   /* b may be NULL */
 
 /* Read one row. out->count is 0 if the row has no visible cell. Bloom
  * filters skip files that cannot hold the row (or, for ROWCOL files, none of
- * the qualifiers asked). KILN_INVALID for a column of an unknown family;
+ * the qualifiers asked). KILN_INVALID for a column of an unknown family or a
+ * row longer than CELL_ROW_MAX (CELL_ROW_MAX - 1 in a salted table);
  * KILN_CORRUPTION / KILN_IO naming the file and offset. */
 kiln_status store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts *o,
                            store_row_buf *buf, store_row *out, kiln_err *err);

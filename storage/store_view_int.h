@@ -12,6 +12,7 @@
 #include "storage/hfile_reader.h"
 #include "storage/manifest.h"
 #include "storage/schema.h"
+#include "storage/store_index.h"
 #include "storage/store_merge.h"
 #include "storage/store_view.h"
 
@@ -30,10 +31,14 @@ typedef struct store_region {
 } store_region;
 
 struct store_view {
-    atomic_long refs;
+    atomic_long refs;         /* an index table's view counts on its owner's */
     uint64_t version;
     kiln_schema schema;
-    manifest m;               /* version > 0 */
+    manifest m;               /* version > 0; unused in an index table's view */
+    store_view *owner;        /* an index table's view: the table's view; else NULL */
+    store_view **indexes;     /* the version's index tables (manifest tables[1..]) */
+    store_index_def *defs;    /* their definitions */
+    size_t nindexes;
     store_region *regions;
     size_t nregions;
     size_t nfiles;            /* over all regions */
@@ -82,6 +87,8 @@ kiln_status store_view_fill_merge(const store_view *v, size_t r, const store_sel
  * a reference on the view while it caches its iterators. */
 store_merge *store_row_buf_merge(store_row_buf *b, store_view *v);
 hfile_iter *store_row_buf_iter(store_row_buf *b, const store_file *sf);
+/* Scratch for a Get's stored (salted) key. */
+kbuf *store_row_buf_key(store_row_buf *b);
 
 /* Region holding row. */
 size_t store_view_region_of(const store_view *v, const uint8_t *row, size_t n);

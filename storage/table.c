@@ -623,6 +623,10 @@ table_publish(kiln_table *t, const manifest *m, int *published, kiln_err *err)
     if (m->table_count == 0 || strcmp(m->tables[0].schema.name, t->schema.name) != 0)
         return status_set(err, KILN_INTERNAL, "table %s: manifest is for another table",
                           t->schema.name);
+    kiln_err e2;
+    status_clear(&e2);
+    if (manifest_check_tables(m, &e2) != KILN_OK)
+        return status_set(err, KILN_INTERNAL, "table %s: %s", t->schema.name, e2.msg);
     kiln_status st = table_check_files(t, m, KILN_INTERNAL, err);
     if (st != KILN_OK)
         return st;

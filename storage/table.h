@@ -100,8 +100,9 @@ uint64_t table_file_version(const char *name);
 /* Publish m (m->version from table_next_version, files staged and synced):
  * write the manifest, then swap CURRENT. *published is set to 1 once CURRENT
  * names m->version (even if the final directory fsync then fails, which is
- * reported as KILN_IO). REQUIRES: lock held; every file of m present with
- * its size (checked: KILN_INTERNAL otherwise). */
+ * reported as KILN_IO). REQUIRES: lock held; m's tables pass
+ * manifest_check_tables (the table, then its index tables); every file of m
+ * present with its size (both checked: KILN_INTERNAL otherwise). */
 kiln_status table_publish(kiln_table *t, const manifest *m, int *published, kiln_err *err);
 
 /* Remove what an unpublished version left: its manifest and the files named
