@@ -1,8 +1,8 @@
 /* bulkload.c -- `kiln load`: check a job's HFile output, map its files to the
  * table's regions (splitting straddlers), stage them into the store by hard
- * link or copy, and publish the whole table as one new view version. The
- * steps and their guarantees are described in bulkload.h; the publish
- * protocol in storage/table.h.
+ * link or copy, and publish the whole table -- with the index tables the job
+ * built -- as one new view version. The steps and their guarantees are
+ * described in bulkload.h; the publish protocol in storage/table.h.
  */
 #include "bulkload/bulkload.h"
 
@@ -19,7 +19,9 @@
 #include "storage/env.h"
 #include "storage/hfile_format.h"
 #include "storage/hfile_reader.h"
+#include "storage/store_index.h"
 #include "storage/store_rec.h"
+#include "storage/store_salt.h"
 
 #define BULKLOAD_COPY_CHUNK (1024 * 1024)
 
@@ -36,8 +38,11 @@ bulkload_result_free(bulkload_result *r)
     if (r == NULL)
         return;
     free(r->files);
+    free(r->indexes);
     r->files = NULL;
     r->file_count = 0;
+    r->indexes = NULL;
+    r->index_count = 0;
 }
 
 const char *
@@ -70,7 +75,7 @@ bulkload_file_cmp(const void *a, const void *b)
 
 static void
 bulkload_add_file(bulkload_result *r, size_t *cap, const char *path, const char *family,
-                  uint64_t size)
+                  size_t table, uint64_t size)
 {
     if (r->file_count == *cap) {
         *cap = *cap ? *cap * 2 : 16;
@@ -84,18 +89,21 @@ bulkload_add_file(bulkload_result *r, size_t *cap, const char *path, const char 
         fl = sizeof f->family - 1;
     memcpy(f->family, family, fl);
     f->family[fl] = '\0';
+    f->table = table;
     f->size = size;
 }
 
-/* Families are the job output's sub-directories; HFiles the regular files in
- * them. Names starting with '_' or '.' are skipped, as HBase does. */
+/* Families are the sub-directories of dir (the job output, or an index's
+ * directory in it); HFiles the regular files in them, added as files of
+ * `table`. Names starting with '_' or '.' are skipped, as HBase does. */
 static kiln_status
-bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r, kiln_err *err)
+bulkload_discover_dir(const kiln_schema *s, const char *job, size_t table, bulkload_result *r,
+                      size_t *capp, kiln_err *err)
 {
     DIR *d = opendir(job);
     if (d == NULL)
         return status_set_errno(err, errno, "%s: open job output directory", job);
-    size_t cap = 0;
+    size_t cap = *capp;
     kiln_status st = KILN_OK;
     struct dirent *e;
     while (st == KILN_OK && (e = readdir(d)) != NULL) {
@@ -139,18 +147,134 @@ bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r, kil
             }
             if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
                 continue;
-            bulkload_add_file(r, &cap, path, e->d_name, (uint64_t)sb.st_size);
+            bulkload_add_file(r, &cap, path, e->d_name, table, (uint64_t)sb.st_size);
         }
         closedir(fd);
     }
     closedir(d);
+    *capp = cap;
+    return st;
+}
+
+static int
+bulkload_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Read and check JOB/_index/NAME/_schema into *out. */
+static kiln_status
+bulkload_index_schema(const kiln_schema *s, const char *dir, const char *name, kiln_schema *out,
+                      kiln_err *err)
+{
+    char p[PATH_MAX];
+    schema_init(out);
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, BULKLOAD_INDEX_SCHEMA) >= sizeof p)
+        return status_set(err, KILN_INVALID, "%s: path too long", dir);
+    kbuf rec = KBUF_INIT;
+    kiln_err e2;
+    status_clear(&e2);
+    kiln_status st = env_read_file(p, &rec, &e2);
+    if (st == KILN_NOT_FOUND)
+        st = status_set(err, KILN_CORRUPTION, "%s: missing: index %s has no schema", p, name);
+    else if (st != KILN_OK)
+        st = status_set(err, e2.code, "%s", e2.msg);
+    else
+        st = schema_decode(rec.data, rec.len, p, out, NULL, err);
+    buf_free(&rec);
+    if (st != KILN_OK)
+        return st;
+    store_index_def d;
+    status_clear(&e2);
+    st = store_index_def_from_schema(s, out, &d, &e2);
+    if (st == KILN_OK && strcmp(d.name, name) != 0)
+        st = status_set(&e2, KILN_INVALID, "it defines index '%s'", d.name);
+    store_index_def_free(&d);
+    if (st != KILN_OK) {
+        schema_free(out);
+        return status_set(err, KILN_INVALID, "%s: %s", p, e2.msg);
+    }
+    return KILN_OK;
+}
+
+/* The table's HFiles, then each index's (JOB/_index/NAME/), in name order;
+ * *ischemas gets the index tables' schemas. */
+static kiln_status
+bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r,
+                  kiln_schema **ischemas, kiln_err *err)
+{
+    size_t cap = 0;
+    kiln_status st = bulkload_discover_dir(s, job, 0, r, &cap, err);
     if (st != KILN_OK)
         return st;
     if (r->file_count == 0)
         return status_set(err, KILN_NOT_FOUND,
                           "%s: no HFiles found (expected FAMILY/HFILE under the job output)", job);
+    char idir[PATH_MAX];
+    if ((size_t)snprintf(idir, sizeof idir, "%s/%s", job, BULKLOAD_INDEX_DIR) >= sizeof idir)
+        return status_set(err, KILN_INVALID, "%s: path too long", job);
+    DIR *d = opendir(idir);
+    char **names = NULL;
+    size_t n = 0;
+    if (d == NULL && errno != ENOENT)
+        return status_set_errno(err, errno, "%s: open directory", idir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        names = kiln_realloc(names, (n + 1) * sizeof *names);
+        names[n++] = (char *)kiln_memdup(e->d_name, strlen(e->d_name) + 1);
+    }
+    if (d != NULL)
+        closedir(d);
+    if (n > STORE_INDEX_MAX)
+        st = status_set(err, KILN_INVALID, "%s: %zu indexes (at most %d)", idir, n,
+                        STORE_INDEX_MAX);
+    if (n > 1)
+        qsort(names, n, sizeof *names, bulkload_name_cmp);
+    if (st == KILN_OK && n > 0) {
+        *ischemas = kiln_calloc(n, sizeof **ischemas);
+        r->indexes = kiln_calloc(n, sizeof *r->indexes);
+    }
+    for (size_t i = 0; i < n && st == KILN_OK; i++) {
+        char dir[PATH_MAX];
+        if ((size_t)snprintf(dir, sizeof dir, "%s/%s", idir, names[i]) >= sizeof dir) {
+            st = status_set(err, KILN_INVALID, "%s/%s: path too long", idir, names[i]);
+            break;
+        }
+        st = bulkload_index_schema(s, dir, names[i], &(*ischemas)[i], err);
+        if (st != KILN_OK)
+            break;
+        snprintf(r->indexes[i], sizeof r->indexes[i], "%s", names[i]);
+        r->index_count++;
+        st = bulkload_discover_dir(&(*ischemas)[i], dir, i + 1, r, &cap, err);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (st != KILN_OK)
+        return st;
     qsort(r->files, r->file_count, sizeof *r->files, bulkload_file_cmp);
     return KILN_OK;
+}
+
+/* A salted table's rows carry their bucket byte: refuse a first or last row
+ * without it (output of a job that did not salt). */
+static kiln_status
+bulkload_check_salt(const kiln_schema *s, const bulkload_file *f, const kiln_cell *c,
+                    kiln_err *err)
+{
+    if (s->salt_buckets == 0 || store_salt_key_ok(c->row, c->row_len, s->salt_buckets))
+        return KILN_OK;
+    kbuf pr = KBUF_INIT;
+    cell_to_string_binary(&pr, c->row, c->row_len < 64 ? c->row_len : 64);
+    buf_append_u8(&pr, 0);
+    kiln_status st = status_set(err, KILN_INVALID,
+                                "%s: row '%s' has no valid bucket byte, but table %s is salted "
+                                "(salt_buckets=%u): run the job against the salted table",
+                                f->path, (char *)pr.data, s->name, s->salt_buckets);
+    buf_free(&pr);
+    return st;
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -172,7 +296,8 @@ bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_s
      * trailer's layout fields, the key range and the creation time. */
     const char *rel = f->path + strlen(f->path);
     int slashes = 0;
-    while (rel > f->path && slashes < 2) {
+    /* FAMILY/FILE, or _index/NAME/FAMILY/FILE for an index's file */
+    while (rel > f->path && slashes < (f->table > 0 ? 4 : 2)) {
         rel--;
         if (*rel == '/')
             slashes++;
@@ -209,6 +334,9 @@ bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_s
                           "%s: holds cells of family '%.*s' but sits in directory '%s'", f->path,
                           (int)bad->family_len, (const char *)bad->family, f->family);
     }
+    if ((st = bulkload_check_salt(s, f, &first, err)) != KILN_OK ||
+        (st = bulkload_check_salt(s, f, &last, err)) != KILN_OK)
+        return st;
     f->region_first = bulkload_region_of(s, first.row, first.row_len);
     f->region_last = bulkload_region_of(s, last.row, last.row_len);
     if (f->region_first != f->region_last) {
@@ -302,6 +430,8 @@ typedef struct bulkload_ctx {
     kiln_table *t;
     hfile_reader **readers;
     size_t nreaders;
+    kiln_schema *ischemas;   /* the job's index tables (result indexes[]) */
+    size_t nischemas;
     uint64_t version;        /* assigned under the lock; 0 before */
     int published;
 } bulkload_ctx;
@@ -312,17 +442,27 @@ bulkload_ctx_free(bulkload_ctx *c)
     for (size_t i = 0; i < c->nreaders; i++)
         hfile_reader_close(c->readers[i]);
     free(c->readers);
+    for (size_t i = 0; i < c->nischemas; i++)
+        schema_free(&c->ischemas[i]);
+    free(c->ischemas);
     table_close(c->t);
 }
 
-/* Stage every file of r into version c->version of the store and add them to mt. */
-static kiln_status
-bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest_table *mt, kiln_err *err)
+/* The schema a file of the output is checked and mapped against. */
+static const kiln_schema *
+bulkload_file_schema(const bulkload_ctx *c, const bulkload_file *f)
 {
-    const kiln_schema *s = table_schema(c->t);
+    return f->table == 0 ? table_schema(c->t) : &c->ischemas[f->table - 1];
+}
+
+/* Stage every file of r into version c->version of the store and add them to
+ * their table in m (the table, or the index table of the same name). */
+static kiln_status
+bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
+{
     uint32_t seq = 0;
     kiln_status st = KILN_OK;
-    char *touched = kiln_calloc(mt->region_count, 1);
+    char *touched = kiln_calloc(m->tables[0].region_count, 1);
     for (size_t i = 0; i < r->file_count && st == KILN_OK; i++) {
         bulkload_file *f = &r->files[i];
         if (f->action == BULKLOAD_SKIP_EMPTY) {
@@ -331,6 +471,13 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest_table *mt, kiln_err
         }
         r->bytes += f->size;
         r->cells += f->entries;
+        const kiln_schema *s = bulkload_file_schema(c, f);
+        manifest_table *mt = manifest_find_table(m, s->name);
+        if (mt == NULL) {
+            st = status_set(err, KILN_INTERNAL, "table %s: no manifest entry for %s",
+                            table_name(c->t), s->name);
+            break;
+        }
         const schema_family *fam =
             schema_find_family(s, (const uint8_t *)f->family, strlen(f->family));
         if (f->action == BULKLOAD_SPLIT) {
@@ -338,7 +485,7 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest_table *mt, kiln_err
                                      c->version, &seq, mt, &f->pieces, err);
             r->split++;
             r->pieces += f->pieces;
-            for (size_t g = f->region_first; g <= f->region_last; g++)
+            for (size_t g = f->region_first; g <= f->region_last && f->table == 0; g++)
                 touched[g] = 1;
             continue;
         }
@@ -366,9 +513,10 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest_table *mt, kiln_err
         else
             r->copied++;
         manifest_region_add_file(&mt->regions[f->region_first], &mf);
-        touched[f->region_first] = 1;
+        if (f->table == 0)
+            touched[f->region_first] = 1;
     }
-    for (size_t g = 0; g < mt->region_count; g++)
+    for (size_t g = 0; g < m->tables[0].region_count; g++)
         r->regions_loaded += touched[g];
     free(touched);
     if (st != KILN_OK)
@@ -378,6 +526,57 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest_table *mt, kiln_err
         sizeof fdir)
         return status_set(err, KILN_INVALID, "%s: path too long", table_dir(c->t));
     return env_sync_dir(fdir, err);
+}
+
+/* An append must bring the indexes the current version has, no more and no
+ * fewer, over the same columns: otherwise an index would miss rows. */
+static kiln_status
+bulkload_check_append_indexes(const bulkload_ctx *c, const manifest *cur, kiln_err *err)
+{
+    const kiln_schema *s = table_schema(c->t);
+    kiln_status st = KILN_OK;
+    if (cur->table_count - 1 != c->nischemas) {
+        kbuf have = KBUF_INIT;
+        for (size_t i = 1; i < cur->table_count; i++) {
+            const char *n = schema_get_prop(&cur->tables[i].schema, STORE_INDEX_PROP_NAME);
+            if (i > 1)
+                buf_append(&have, ", ", 2);
+            buf_append(&have, n ? n : "?", strlen(n ? n : "?"));
+        }
+        if (have.len == 0)
+            buf_append(&have, "none", 4);
+        buf_append_u8(&have, 0);
+        st = status_set(err, KILN_INVALID,
+                        "table %s: an append must build the indexes of version %llu (%s); the "
+                        "job output has %zu index(es)",
+                        s->name, (unsigned long long)cur->version, (const char *)have.data,
+                        c->nischemas);
+        buf_free(&have);
+        return st;
+    }
+    for (size_t i = 0; i < c->nischemas && st == KILN_OK; i++) {
+        const kiln_schema *js = &c->ischemas[i];
+        manifest_table *mt = manifest_find_table(cur, js->name);
+        store_index_def a, b;
+        store_index_def_init(&a);
+        store_index_def_init(&b);
+        int same = mt != NULL &&
+                   store_index_def_from_schema(s, &mt->schema, &a, NULL) == KILN_OK &&
+                   store_index_def_from_schema(s, js, &b, NULL) == KILN_OK &&
+                   store_index_def_equal(&a, &b) &&
+                   mt->schema.salt_buckets == js->salt_buckets &&
+                   mt->schema.split_count == js->split_count;
+        for (size_t k = 0; same && k < js->split_count; k++)
+            same = kslice_eq(buf_slice(&mt->schema.splits[k]), buf_slice(&js->splits[k]));
+        if (!same)
+            st = status_set(err, KILN_INVALID,
+                            "table %s: index table %s of the job output differs from version "
+                            "%llu's (columns, salt or regions); reload with --replace",
+                            s->name, js->name, (unsigned long long)cur->version);
+        store_index_def_free(&a);
+        store_index_def_free(&b);
+    }
+    return st;
 }
 
 /* The manifest of the new version: the staged files alone (replace) or added
@@ -392,6 +591,8 @@ bulkload_start_manifest(const bulkload_ctx *c, const bulkload_options *o, const 
     } else {
         manifest_init(m);
         manifest_add_table(m, table_schema(c->t));
+        for (size_t i = 0; i < c->nischemas; i++)
+            manifest_add_table(m, &c->ischemas[i]);
         m->kind = o->mode == BULKLOAD_APPEND ? MANIFEST_KIND_APPEND : MANIFEST_KIND_REPLACE;
     }
     m->version = c->version;
@@ -427,7 +628,9 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
                         job_dir, BULKLOAD_SUCCESS_FILE, s->name);
         goto out;
     }
-    if ((st = bulkload_discover(s, job, r, err)) != KILN_OK)
+    st = bulkload_discover(s, job, r, &c.ischemas, err);
+    c.nischemas = r->index_count;
+    if (st != KILN_OK)
         goto out;
 
     /* Check every file before anything is locked or written. */
@@ -435,8 +638,8 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
     c.readers = kiln_calloc(r->file_count, sizeof *c.readers);
     c.nreaders = r->file_count;
     for (size_t i = 0; i < r->file_count; i++) {
-        st = bulkload_check_file(s, &r->files[i], o->verify, o->no_split, &c.readers[i], &fp,
-                                 err);
+        st = bulkload_check_file(bulkload_file_schema(&c, &r->files[i]), &r->files[i],
+                                 o->verify, o->no_split, &c.readers[i], &fp, err);
         if (st != KILN_OK)
             goto out;
     }
@@ -470,6 +673,11 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
         goto out;
     }
     st = KILN_OK;
+    if (have_cur && o->mode == BULKLOAD_APPEND &&
+        (st = bulkload_check_append_indexes(&c, &cur, err)) != KILN_OK) {
+        manifest_free(&cur);
+        goto out;
+    }
     for (size_t i = 0; have_cur && i < cur.source_count; i++) {
         if (cur.sources[i].fingerprint == fp) {
             r->already_loaded = 1;
@@ -501,7 +709,7 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
     bulkload_start_manifest(&c, o, &cur, have_cur, job, fp, &m);
     if (have_cur)
         manifest_free(&cur);
-    st = bulkload_stage(&c, r, &m.tables[0], err);
+    st = bulkload_stage(&c, r, &m, err);
     r->stage_ms = bulkload_now_ms() - t1;
     if (st == KILN_OK) {
         double t2 = bulkload_now_ms();

@@ -18,9 +18,22 @@
  * into the store's files/ (hard link, or copy across file systems; the job's
  * files are never moved or changed) and fsync it; publish; collect garbage.
  *
- * Modes: REPLACE makes the job output the whole new view; APPEND adds it to
- * the current version's files, newer loads winning on equal cell keys (as
- * HBase bulk load's sequence ids do).
+ * Salted tables: the first and last row of every file must carry the bucket
+ * byte of the rest of the key (store_salt.h), so output of a job that did
+ * not salt is refused instead of becoming unreachable rows.
+ *
+ * Secondary indexes: a job that built indexes (jobs/index_output.h) leaves
+ * each under _index/NAME/ -- a `_schema` record (the index table's schema,
+ * storage/store_index.h) and the index table's family directory. The load
+ * checks each against the table, maps its files to the index table's
+ * regions, and publishes the table and all its indexes in the same manifest,
+ * so they change together in one CURRENT swap.
+ *
+ * Modes: REPLACE makes the job output the whole new view (the table and the
+ * indexes the job built; an index the job did not build is gone); APPEND adds
+ * it to the current version's files, newer loads winning on equal cell keys
+ * (as HBase bulk load's sequence ids do), and must bring exactly the indexes
+ * the current version has, so no index misses the appended rows.
  *
  * Thread-safety: one load per call; concurrent loads of one table, from any
  * process, are serialized by the table LOCK.
@@ -39,6 +52,8 @@
 
 #define BULKLOAD_SUCCESS_FILE "_SUCCESS"
 #define BULKLOAD_JOB_REPORT "_job.json"
+#define BULKLOAD_INDEX_DIR "_index"       /* JOB/_index/NAME/{_schema, i/HFILE} */
+#define BULKLOAD_INDEX_SCHEMA "_schema"
 
 typedef enum bulkload_mode {
     BULKLOAD_REPLACE = 0,
@@ -66,6 +81,7 @@ typedef enum bulkload_action {
 typedef struct bulkload_file {
     char path[PATH_MAX];                    /* in the job output */
     char family[SCHEMA_FAMILY_NAME_MAX + 1];
+    size_t table;                           /* 0: the table; i: index i-1 of indexes[] */
     uint64_t size;
     uint64_t entries;
     size_t region_first;                    /* regions its rows span */
@@ -83,10 +99,12 @@ typedef struct bulkload_result {
                                     key ranges and creation times, and its job report */
     bulkload_file *files;        /* every HFile found, in path order */
     size_t file_count;
+    char (*indexes)[SCHEMA_NAME_MAX + 1];   /* the indexes the output holds, by name */
+    size_t index_count;
     size_t linked, copied, split, pieces, skipped;
     uint64_t bytes;              /* bytes of the job's HFiles */
     uint64_t cells;
-    size_t regions_loaded;       /* regions that received at least one file */
+    size_t regions_loaded;       /* regions of the table that received at least one file */
     double check_ms, stage_ms, publish_ms, gc_ms, total_ms;
     table_gc_stats gc;
     kiln_err gc_err;             /* a failed garbage collection (the load itself succeeded) */
@@ -99,6 +117,9 @@ void bulkload_result_free(bulkload_result *r);   /* r may be NULL */
  * job directory or _SUCCESS missing, no HFile found), KILN_INVALID (unknown
  * family, a straddling file with no_split), KILN_CORRUPTION (a bad HFile,
  * named with its offset), KILN_BUSY (another load holds the lock), KILN_IO.
+ * KILN_INVALID also for an index that is not an index of this table, an
+ * append whose indexes differ from the current version's, and rows of a
+ * salted table without their bucket byte.
  * Every error leaves the previous version current and the store unchanged
  * (staged files are removed; a crash leaves orphans the next load removes). */
 kiln_status bulkload_run(const char *data_dir, const char *table, const char *job_dir,

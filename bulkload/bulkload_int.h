@@ -17,7 +17,8 @@
  * that sort at or before it. */
 size_t bulkload_region_of(const kiln_schema *s, const uint8_t *row, size_t n);
 
-/* Rewrite the cells of rd, whose rows span regions [first, last] of mt, as
+/* Rewrite the cells of rd, whose rows span regions [first, last] of mt (a
+ * table or index table of the new manifest, split by mt->schema), as
  * one new store file per region that receives cells, written with the
  * family's compression, block size and bloom (HBase's split of a straddling
  * file, done in one pass for any number of regions). Files are named

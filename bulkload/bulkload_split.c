@@ -120,7 +120,7 @@ bulkload_split_file(kiln_table *t, hfile_reader *rd, const schema_family *fam, s
                     size_t last, uint64_t version, uint32_t *seq, manifest_table *mt,
                     size_t *pieces, kiln_err *err)
 {
-    const kiln_schema *s = table_schema(t);
+    const kiln_schema *s = &mt->schema;
     *pieces = 0;
     hfile_iter *it = hfile_iter_new(rd);
     split_piece p = {NULL, 0, {{0}, {0}, 0, 0, 0}};
