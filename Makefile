@@ -95,6 +95,15 @@ $(BIN)/kiln-mr: $(BUILD)/obj/mapreduce/kiln_mr_main.o $(JOBS_LIB) $(MR_LIB) $(ST
 	$(MPICC) $(LDFLAGS) -o $@ $^ $(LIBS)
 endif
 
+# Sample input for the view jobs; links the jobs library (and so MPI) but
+# never starts MPI.
+ifneq ($(wildcard jobs/kiln_gen_main.c),)
+PROGRAMS += $(BIN)/kiln-gen
+$(BIN)/kiln-gen: $(BUILD)/obj/jobs/kiln_gen_main.o $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LIBS)
+endif
+
 ifneq ($(wildcard serving/kiln_server_main.c),)
 PROGRAMS += $(BIN)/kiln-server
 $(BIN)/kiln-server: $(BUILD)/obj/serving/kiln_server_main.o $(SERVING_LIB) $(STORAGE_LIB)

@@ -10,6 +10,11 @@ jobs_register_all(void)
 {
     mr_job_register(&wordcount_job);
     mr_job_register(&importtsv_job);
+    mr_job_register(&useractions_job);
+    mr_job_register(&tslog_job);
+    mr_job_register(&orders_job);
+    mr_job_register(&follows_job);
+    mr_job_register(&reviews_job);
 }
 
 kiln_status

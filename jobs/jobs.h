@@ -15,6 +15,11 @@
 
 extern const mr_job_def wordcount_job;
 extern const mr_job_def importtsv_job;
+extern const mr_job_def useractions_job;
+extern const mr_job_def tslog_job;
+extern const mr_job_def orders_job;
+extern const mr_job_def follows_job;
+extern const mr_job_def reviews_job;
 
 /* Parse `--input PATH...`: at argv[*i] == "--input", add the paths that
  * follow (up to the next "--" option) to the job's inputs and leave *i on
