@@ -19,6 +19,12 @@
  * Bad lines (wrong field count, empty or oversized row key, bad timestamp)
  * are counted under ImportTsv / Bad Lines, the first few logged with file and
  * line, and with -D importtsv.skip.bad.lines=false the first one fails the job.
+ *
+ * A salted table's rows are stored under their bucket byte (store_salt.h):
+ * map emits the salted row, so the partitioner cuts at the table's (bucket)
+ * region boundaries. -D kiln.index=NAME:cf:q[,...] also builds secondary-
+ * index tables from each line's columns (jobs/index_output.h); their records
+ * pass reduce unchanged and land under OUTPUT/_index/NAME/.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,12 +35,14 @@
 
 #include "jobs/cellkey.h"
 #include "jobs/hfile_output.h"
+#include "jobs/index_output.h"
 #include "jobs/jobs.h"
 #include "mapreduce/mr_counters.h"
 #include "storage/cell.h"
 #include "storage/coding.h"
 #include "storage/env.h"
 #include "storage/schema.h"
+#include "storage/store_salt.h"
 #include "storage/table.h"
 
 #define IMPORTTSV_ROW_KEY "HBASE_ROW_KEY"
@@ -60,10 +68,12 @@ typedef struct importtsv_state {
     int c_bad;
     int c_dups;
     uint64_t logged;
-    hfile_output *out;
+    uint32_t salt;                /* the table's salt_buckets */
+    index_output *ix;             /* HFile output: salting, indexes, the table's files */
     kslice *field;                /* [ncols + 1] */
     kbuf key;
     kbuf value;
+    kbuf srow;                    /* the stored (salted) row */
     kbuf last;
     kbuf scratch;
     kbuf text_key;
@@ -82,9 +92,10 @@ importtsv_state_free(void *p)
     }
     free(st->cols);
     free(st->field);
-    hfile_output_free(st->out);
+    index_output_free(st->ix);
     buf_free(&st->key);
     buf_free(&st->value);
+    buf_free(&st->srow);
     buf_free(&st->last);
     buf_free(&st->scratch);
     buf_free(&st->text_key);
@@ -289,10 +300,11 @@ importtsv_map(mr_task *t, kslice line, kiln_err *err)
         return importtsv_bad(t, st, reason, err);
     }
     kslice row = st->field[st->row_col];
+    size_t row_max = st->salt > 0 ? CELL_ROW_MAX - 1 : CELL_ROW_MAX;
     if (row.n == 0)
         return importtsv_bad(t, st, "empty row key", err);
-    if (row.n > CELL_ROW_MAX) {
-        snprintf(reason, sizeof reason, "row key of %zu bytes (at most %d)", row.n, CELL_ROW_MAX);
+    if (row.n > row_max) {
+        snprintf(reason, sizeof reason, "row key of %zu bytes (at most %zu)", row.n, row_max);
         return importtsv_bad(t, st, reason, err);
     }
     int64_t ts = st->ts;
@@ -311,6 +323,12 @@ importtsv_map(mr_task *t, kslice line, kiln_err *err)
     memset(&c, 0, sizeof c);
     c.row = row.p;
     c.row_len = (uint32_t)row.n;
+    if (st->salt > 0) {
+        buf_reset(&st->srow);
+        store_salt_key(&st->srow, st->salt, row.p, row.n);
+        c.row = st->srow.data;
+        c.row_len = (uint32_t)st->srow.len;
+    }
     c.ts = ts;
     c.type = CELL_TYPE_PUT;
     for (size_t i = 0; i < st->ncols; i++) {
@@ -330,6 +348,9 @@ importtsv_map(mr_task *t, kslice line, kiln_err *err)
         buf_append(&st->value, pos, sizeof pos);
         buf_append(&st->value, v.p, v.n);
         kiln_status s = mr_task_emit(t, buf_slice(&st->key), buf_slice(&st->value), err);
+        if (s == KILN_OK)
+            s = index_output_put(t, st->ix, row, kslice_make(c.family, c.family_len),
+                                 kslice_make(c.qualifier, c.qualifier_len), ts, v, err);
         if (s != KILN_OK)
             return s;
     }
@@ -340,6 +361,8 @@ static kiln_status
 importtsv_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
     importtsv_state *st = mr_task_state(t);
+    if (index_output_owns(key))
+        return index_output_reduce(t, key, values, err);
     kslice v;
     uint64_t n = 0;
     buf_reset(&st->last);
@@ -456,23 +479,43 @@ importtsv_layout(mr_job *job, importtsv_state *st, const char *data_dir, const c
     if (s != KILN_OK)
         goto out;
 
-    /* Region boundaries as the encoded lower bounds of their first rows. */
-    kbuf *enc = kiln_calloc(nk ? nk : 1, sizeof *enc);
-    kslice *encs = kiln_calloc(nk ? nk : 1, sizeof *encs);
-    for (size_t i = 0; i < nk; i++) {
-        cellkey_append_row(&enc[i], keys[i].p, keys[i].n);
-        encs[i] = buf_slice(&enc[i]);
-    }
-    s = mr_job_set_split_keys(job, encs, nk, err);
-    for (size_t i = 0; i < nk; i++)
-        buf_free(&enc[i]);
-    free(enc);
-    free(encs);
-    if (s == KILN_OK && !st->text) {
-        s = hfile_output_new(job, fams, nf, &st->out, err);
+    /* The target as a schema (the table's, or its families and split keys
+     * when it does not exist yet) for the salt and the indexes. */
+    kiln_schema target;
+    schema_init(&target);
+    if (t != NULL) {
+        schema_copy(&target, table_schema(t));
+    } else {
+        memcpy(target.name, canon, sizeof canon);
+        for (size_t i = 0; i < nf && s == KILN_OK; i++)
+            s = schema_add_family(&target, &fams[i], err);
+        for (size_t i = 0; i < nk && s == KILN_OK; i++)
+            s = schema_add_split(&target, keys[i].p, keys[i].n, err);
         if (s == KILN_OK)
-            mr_job_set_output_format(job, &hfile_output_format, st->out);
+            s = schema_validate(&target, err);
     }
+    st->salt = target.salt_buckets;
+    if (s == KILN_OK && !st->text) {
+        s = index_output_setup(job, &target, fams, nf, &st->ix, err);
+    } else if (s == KILN_OK) {
+        const char *ix = mr_conf_get(mr_job_conf(job), INDEX_OUTPUT_CONF, NULL);
+        if (ix != NULL && *ix != '\0')
+            s = status_set(err, KILN_INVALID, "%s needs --format hfile", INDEX_OUTPUT_CONF);
+        /* Region boundaries as the encoded lower bounds of their first rows. */
+        kbuf *enc = kiln_calloc(nk ? nk : 1, sizeof *enc);
+        kslice *encs = kiln_calloc(nk ? nk : 1, sizeof *encs);
+        for (size_t i = 0; i < nk; i++) {
+            cellkey_append_row(&enc[i], keys[i].p, keys[i].n);
+            encs[i] = buf_slice(&enc[i]);
+        }
+        if (s == KILN_OK)
+            s = mr_job_set_split_keys(job, encs, nk, err);
+        for (size_t i = 0; i < nk; i++)
+            buf_free(&enc[i]);
+        free(enc);
+        free(encs);
+    }
+    schema_free(&target);
     if (s == KILN_OK) {
         kbuf j = KBUF_INIT;
         mr_counters_json_string(&j, canon, strlen(canon));
@@ -604,10 +647,17 @@ const mr_job_def importtsv_job = {
     "  importtsv.bulk.output=DIR      same as --output\n"
     "  kiln.hfile.compression=C, kiln.hfile.bloom=B, kiln.hfile.blocksize=N\n"
     "                                 override the families' settings\n"
+    "  kiln.index=NAME:cf:q[,cf:q2][;NAME2:...]\n"
+    "                                 also build secondary indexes: index rows\n"
+    "                                 <value(s)><row> under DIR/_index/NAME/, loaded\n"
+    "                                 with the table by `kiln load` (qualifiers in\n"
+    "                                 printable form; a row is indexed when it has\n"
+    "                                 every column of the index)\n"
     "\n"
     "A bad line has the wrong number of fields, an empty (or over 32767-byte) row\n"
     "key, or an HBASE_TS_KEY field that is not an integer; bad lines are counted\n"
     "(ImportTsv / Bad Lines) and the first few logged with file and line. When\n"
-    "several lines give the same cell, the last line (in input order) wins.\n",
+    "several lines give the same cell, the last line (in input order) wins.\n"
+    "A salted table (kiln create --salt-buckets N) gets each row's bucket byte.\n",
     importtsv_setup,
 };
