@@ -1,7 +1,8 @@
 /* cmd_load.c -- `kiln load TABLE JOB_OUTPUT_DIR`: the atomic bulk load
  * (bulkload/bulkload.h). Prints the new version with what was staged and the
- * time of each step; --dry-run prints the plan (each HFile, its family, the
- * regions its rows span and what the load would do with it) and writes nothing.
+ * time of each step; --dry-run prints the plan (each HFile, the table or
+ * index it belongs to, its family, the regions its rows span and what the
+ * load would do with it) and writes nothing.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,6 +27,9 @@ static const char cmd_load_usage_text[] =
     "linked into the store (copied across file systems), never moved. A file\n"
     "whose rows straddle a region boundary is rewritten as one file per region.\n"
     "Loading output that the current version already holds does nothing.\n"
+    "Secondary indexes the job built (JOB_OUTPUT_DIR/_index/NAME/) are loaded\n"
+    "with the table, in the same atomic step; a replace drops the indexes the\n"
+    "job did not build, an append must build the current version's indexes.\n"
     "\n"
     "Options:\n"
     "  --replace         the output becomes the whole new view (default)\n"
@@ -51,13 +55,17 @@ cmd_load_region_range(char *out, size_t cap, const bulkload_file *f)
 static void
 cmd_load_plan(cli_out *o, const bulkload_result *r)
 {
-    cli_out_str(o, "FILE\tFAMILY\tREGIONS\tACTION\tCELLS\tBYTES\n");
+    cli_out_str(o, "FILE\tTABLE\tFAMILY\tREGIONS\tACTION\tCELLS\tBYTES\n");
     for (size_t i = 0; i < r->file_count; i++) {
         const bulkload_file *f = &r->files[i];
-        char regions[48];
+        char regions[48], which[SCHEMA_NAME_MAX + 16];
         cmd_load_region_range(regions, sizeof regions, f);
-        cli_out_printf(o, "%s\t%s\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\n", f->path, f->family,
-                       regions, bulkload_action_name(f->action), f->entries, f->size);
+        if (f->table == 0)
+            snprintf(which, sizeof which, "table");
+        else
+            snprintf(which, sizeof which, "index %s", r->indexes[f->table - 1]);
+        cli_out_printf(o, "%s\t%s\t%s\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\n", f->path, which,
+                       f->family, regions, bulkload_action_name(f->action), f->entries, f->size);
     }
 }
 
@@ -162,6 +170,12 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                        "skipped; %zu region(s), %" PRIu64 " cells, %" PRIu64 " bytes\n",
                        r.file_count, r.linked, r.copied, r.split, r.pieces, r.skipped,
                        r.regions_loaded, r.cells, r.bytes);
+        if (r.index_count > 0) {
+            cli_out_printf(&o, "  %zu index(es) published with the table:", r.index_count);
+            for (size_t i = 0; i < r.index_count; i++)
+                cli_out_printf(&o, " %s", r.indexes[i]);
+            cli_out_str(&o, "\n");
+        }
         cli_out_printf(&o,
                        "  time %.1f ms: check %.1f, stage %.1f, publish %.1f, cleanup %.1f "
                        "(removed %" PRIu64 " old file(s), %" PRIu64 " version(s))\n",

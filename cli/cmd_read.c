@@ -5,6 +5,8 @@
  * prints HBase REST's CellSet form, {"Row":[{"key":B64,"Cell":[{"column":B64,
  * "timestamp":N,"$":B64}]}]}. Row keys, qualifiers and values in text use
  * HBase's printable form (\xNN for other bytes), in arguments as in output.
+ * `scan --index NAME --value V` reads the rows of a table through one of its
+ * secondary indexes (storage/store_index.h), printed as a scan prints them.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,6 +21,7 @@
 #include "storage/block_cache.h"
 #include "storage/cell.h"
 #include "storage/schema.h"
+#include "storage/store_index.h"
 #include "storage/store_view.h"
 
 #define CMD_READ_CACHE_BYTES (64u << 20)
@@ -35,6 +38,11 @@ typedef struct cmd_read_args {
     kbuf *quals;                     /* owned qualifiers */
     kbuf start, stop, prefix;
     int json;
+    const char *index;               /* --index NAME, or NULL */
+    kbuf *values;                    /* --value (repeatable), decoded */
+    size_t nvalues;
+    kbuf value_start, value_stop;    /* --value-start / --value-stop */
+    int has_value_start, has_value_stop;
 } cmd_read_args;
 
 static void
@@ -45,6 +53,8 @@ cmd_read_args_init(cmd_read_args *a)
     buf_init(&a->start);
     buf_init(&a->stop);
     buf_init(&a->prefix);
+    buf_init(&a->value_start);
+    buf_init(&a->value_stop);
 }
 
 static void
@@ -60,6 +70,11 @@ cmd_read_args_free(cmd_read_args *a)
     buf_free(&a->start);
     buf_free(&a->stop);
     buf_free(&a->prefix);
+    for (size_t i = 0; i < a->nvalues; i++)
+        buf_free(&a->values[i]);
+    free(a->values);
+    buf_free(&a->value_start);
+    buf_free(&a->value_stop);
 }
 
 /* Add FAMILY or FAMILY:QUALIFIER (qualifier in printable form). -1 if malformed. */
@@ -423,8 +438,19 @@ static const char cmd_scan_usage_text[] =
     "Usage: kiln scan TABLE [--start ROW] [--stop ROW] [--prefix P] [--limit N]\n"
     "                 [--reversed] [--columns C,...] [--versions N]\n"
     "                 [--time-range MIN,MAX] [--json]\n"
+    "       kiln scan TABLE --index NAME [--value V]... [--value-start V]\n"
+    "                 [--value-stop V] [--limit N] [--columns C,...] [--json]\n"
     "\n"
-    "Scan rows in key order across all regions (HBase shell `scan`).\n"
+    "Scan rows in key order across all regions (HBase shell `scan`). A salted\n"
+    "table's rows come in key order too; the salt is never shown.\n"
+    "\n"
+    "With --index, read the table's rows through its secondary index NAME (built\n"
+    "by a job with -D kiln.index=NAME:cf:q[,cf:q2]): --value gives the value of\n"
+    "the first indexed column (repeat for the next columns of a composite\n"
+    "index), --value-start/--value-stop a range [start, stop) on the column after\n"
+    "them. Rows come in index order (for exact values: row key order); each is\n"
+    "read from the same version as the index, and only if its columns still\n"
+    "hold the indexed values.\n"
     "\n"
     "Options:\n"
     "  --start ROW            first row, inclusive (reversed: the highest row)\n"
@@ -436,7 +462,11 @@ static const char cmd_scan_usage_text[] =
     "  --versions N           up to N versions per column (at most the family's)\n"
     "  --time-range MIN,MAX   only cells with MIN <= timestamp < MAX (ms)\n"
     "  --json                 HBase REST CellSet JSON instead of text\n"
-    "Keys and qualifiers are in printable form (\\xNN escapes).\n";
+    "  --index NAME           read through the secondary index NAME\n"
+    "  --value V              an indexed column's value (repeatable, in order)\n"
+    "  --value-start V        the next indexed column's value >= V\n"
+    "  --value-stop V         the next indexed column's value < V\n"
+    "Keys, qualifiers and values are in printable form (\\xNN escapes).\n";
 
 static const struct option cmd_scan_opts[] = {
     {"start", required_argument, NULL, 'b'},
@@ -448,9 +478,51 @@ static const struct option cmd_scan_opts[] = {
     {"versions", required_argument, NULL, 'v'},
     {"time-range", required_argument, NULL, 't'},
     {"json", no_argument, NULL, 'j'},
+    {"index", required_argument, NULL, 'I'},
+    {"value", required_argument, NULL, 'V'},
+    {"value-start", required_argument, NULL, 'A'},
+    {"value-stop", required_argument, NULL, 'Z'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* A value of --value / --value-start / --value-stop (printable form). */
+static int
+cmd_read_value(const char *ctx, const char *what, const char *text, kbuf *out)
+{
+    buf_reset(out);
+    if (cell_from_string_binary(out, text, strlen(text)) != 0)
+        return cli_usage_error(ctx, "%s '%s': bad \\xNN escape", what, text);
+    if (out->len > CELL_ROW_MAX)
+        return cli_usage_error(ctx, "%s longer than %d bytes", what, CELL_ROW_MAX);
+    return 0;
+}
+
+/* The index options of scan. Returns -1 if c is not one of them, else 0 or
+ * an exit code. */
+static int
+cmd_read_index_option(const char *ctx, int c, cmd_read_args *a)
+{
+    switch (c) {
+    case 'I':
+        a->index = optarg;
+        return 0;
+    case 'V':
+        if (a->nvalues >= STORE_INDEX_COLUMNS_MAX)
+            return cli_usage_error(ctx, "more than %d --value options", STORE_INDEX_COLUMNS_MAX);
+        a->values = kiln_realloc(a->values, (a->nvalues + 1) * sizeof *a->values);
+        buf_init(&a->values[a->nvalues]);
+        return cmd_read_value(ctx, "--value", optarg, &a->values[a->nvalues++]);
+    case 'A':
+        a->has_value_start = 1;
+        return cmd_read_value(ctx, "--value-start", optarg, &a->value_start);
+    case 'Z':
+        a->has_value_stop = 1;
+        return cmd_read_value(ctx, "--value-stop", optarg, &a->value_stop);
+    default:
+        return -1;
+    }
+}
 
 /* Parse scan/count arguments; returns -1 to go on, else an exit code. */
 static int
@@ -487,11 +559,24 @@ cmd_read_parse_scan(const char *ctx, const char *usage, int argc, char **argv,
             *nspecs += k;
             free(more);
         }
+        if ((rc = cmd_read_index_option(ctx, c, a)) != -1) {
+            if (rc != 0)
+                return rc;
+            if (strcmp(ctx, "scan") != 0)
+                return cli_usage_error(ctx, "'%s' is an option of scan only", argv[optind - 1]);
+            continue;
+        }
         if ((rc = cmd_read_scan_option(ctx, c, a)) != 0)
             return rc == -1 ? EX_USAGE : rc;
     }
     if (argc - optind != 1)
         return cli_usage_error(ctx, argc - optind < 1 ? "missing TABLE" : "too many arguments");
+    if (a->index == NULL && (a->nvalues > 0 || a->has_value_start || a->has_value_stop))
+        return cli_usage_error(ctx, "--value, --value-start and --value-stop need --index NAME");
+    if (a->index != NULL && (a->start.len > 0 || a->stop.len > 0 || a->prefix.len > 0 ||
+                             a->so.reversed))
+        return cli_usage_error(ctx, "--index does not take --start, --stop, --prefix or "
+                                    "--reversed (use --value, --value-start, --value-stop)");
     cmd_read_bind_scan(a, (const char *const *)*specs);
     return -1;
 }
@@ -502,6 +587,24 @@ cmd_read_free_specs(char **specs, size_t n)
     for (size_t i = 0; i < n; i++)
         free(specs[i]);
     free(specs);
+}
+
+/* The index scan's options from the parsed arguments (vals: room for the
+ * values, STORE_INDEX_COLUMNS_MAX). */
+static void
+cmd_read_index_opts(const cmd_read_args *a, kslice *vals, store_index_opts *io)
+{
+    store_index_opts_init(io);
+    io->read = a->so.read;
+    io->limit = a->so.limit;
+    for (size_t i = 0; i < a->nvalues; i++)
+        vals[i] = buf_slice(&a->values[i]);
+    io->values = vals;
+    io->nvalues = a->nvalues;
+    io->has_value_start = a->has_value_start;
+    io->value_start = buf_slice(&a->value_start);
+    io->has_value_stop = a->has_value_stop;
+    io->value_stop = buf_slice(&a->value_stop);
 }
 
 int
@@ -525,8 +628,21 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
         status_clear(&err);
         store_scan *s = NULL;
         remote_scan *rs = NULL;
-        kiln_status sst = rem != NULL ? remote_scan_open(rem, argv[optind], &a.so, &rs, &err)
-                                      : store_scan_open(v, &a.so, &s, &err);
+        store_index_scan *is = NULL;
+        kiln_status sst;
+        if (a.index != NULL && rem != NULL) {
+            sst = status_set(&err, KILN_UNSUPPORTED,
+                             "scan --index is not available with --server yet; use --data DIR "
+                             "or GET /TABLE/*?index=NAME&value=V");
+        } else if (a.index != NULL) {
+            store_index_opts io;
+            kslice vals[STORE_INDEX_COLUMNS_MAX];
+            cmd_read_index_opts(&a, vals, &io);
+            sst = store_index_scan_open(v, a.index, &io, &is, &err);
+        } else {
+            sst = rem != NULL ? remote_scan_open(rem, argv[optind], &a.so, &rs, &err)
+                              : store_scan_open(v, &a.so, &s, &err);
+        }
         if (sst != KILN_OK) {
             rc = cli_report(&err);
         } else {
@@ -544,8 +660,9 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             for (;;) {
                 store_row r;
                 int has;
-                st = rs != NULL ? remote_scan_next(rs, &r, &has, &err)
-                                : store_scan_next(s, &r, &has, &err);
+                st = rs != NULL   ? remote_scan_next(rs, &r, &has, &err)
+                     : is != NULL ? store_index_scan_next(is, &r, &has, &err)
+                                  : store_scan_next(s, &r, &has, &err);
                 if (st != KILN_OK || !has)
                     break;
                 if (a.json) {
@@ -564,6 +681,7 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             status_clear(&oerr);
             kiln_status ost = cli_out_close(&o, &oerr);
             store_scan_close(s);
+            store_index_scan_close(is);
             remote_scan_close(rs);
             rc = st != KILN_OK ? cli_report(&err) : ost != KILN_OK ? cli_report(&oerr) : 0;
         }

@@ -21,6 +21,7 @@
 #include "storage/env.h"
 #include "storage/manifest.h"
 #include "storage/schema.h"
+#include "storage/store_index.h"
 #include "storage/store_view.h"
 #include "storage/table.h"
 
@@ -284,7 +285,33 @@ static const char cmd_describe_usage_text[] =
     "Usage: kiln describe TABLE\n"
     "\n"
     "Print the table's column families with their settings (HBase shell form),\n"
-    "then its regions, kept versions and current version.\n";
+    "then its regions, kept versions, salt buckets, current version and the\n"
+    "secondary indexes of the current version (NAME => 'COLUMNS', one a line).\n";
+
+/* "INDEX NAME => 'cf:q,...'" for each index of the current version. */
+static void
+cmd_describe_indexes(cli_out *o, const kiln_table *t)
+{
+    manifest m;
+    kiln_err err;
+    status_clear(&err);
+    if (table_read_current(t, &m, &err) != KILN_OK)
+        return;
+    kbuf cols = KBUF_INIT;
+    for (size_t i = 1; i < m.table_count; i++) {
+        store_index_def d;
+        if (store_index_def_from_schema(&m.tables[0].schema, &m.tables[i].schema, &d, NULL) !=
+            KILN_OK)
+            continue;
+        buf_reset(&cols);
+        store_index_columns_format(&d, &cols);
+        cli_out_printf(o, "INDEX %s => '%.*s'\n", d.name, (int)cols.len,
+                       (const char *)cols.data);
+        store_index_def_free(&d);
+    }
+    buf_free(&cols);
+    manifest_free(&m);
+}
 
 static void
 cmd_describe_family(cli_out *o, const schema_family *f)
@@ -357,6 +384,8 @@ cmd_describe(const cli_globals *g, int argc, char **argv)
         cli_out_printf(&o, "%s => '%s'\n", s->props[i].key, s->props[i].value);
     if (st == KILN_OK)
         cli_out_printf(&o, "CURRENT VERSION => %llu\n", (unsigned long long)ptr.version);
+    if (st == KILN_OK && t != NULL)
+        cmd_describe_indexes(&o, t);
     else if (st == KILN_NOT_FOUND)
         cli_out_str(&o, "CURRENT VERSION => none (nothing loaded yet)\n");
     if (t != NULL)

@@ -122,7 +122,7 @@ expect_grep "no views" "$T/out" '^0 row\(s\)'
 
 # ---------------------------------------------------------------- load, read
 expect_rc "load --dry-run" 0 "$KILN" load ns1:users "$J1" --dry-run
-expect_grep "dry run plan" "$T/out" $'info/part-r-00000\tinfo\t0-3\tsplit\t6\t'
+expect_grep "dry run plan" "$T/out" $'info/part-r-00000\ttable\tinfo\t0-3\tsplit\t6\t'
 expect_grep "dry run summary" "$T/out" '^Dry run: .*nothing was changed'
 expect_rc "still nothing published" 0 "$KILN" views ns1:users
 expect_grep "still no views" "$T/out" '^0 row\(s\)'
