@@ -1,23 +1,34 @@
 /* block_cache.c -- sharded LRU cache of decoded HFile blocks.
  *
- * 16 shards (by default), chosen by the top bits of a 64-bit hash of (file id, offset),
- * each with its own mutex, a chained hash table and an intrusive LRU list.
- * An entry holds one reference for being in the table plus one per pin; only
- * entries pinned by nobody else sit on the LRU list, so eviction (oldest
- * first, while the shard is over its share of the budget) never touches a
- * block a reader holds. An entry removed from the table while pinned is freed
- * by its last release.
+ * 16 shards (by default), chosen by the top bits of a 64-bit hash of (file
+ * id, offset), each with its own mutex, an open-addressing hash table and an
+ * intrusive recency list of every entry in the table. The table keeps each
+ * entry's hash beside its pointer (linear probing, at most half full), so a
+ * lookup reads one table line and then only the entry it wants. A hit does
+ * not move the entry in the list (that would touch two more random entries,
+ * its neighbours, on the hottest path): it sets a referenced bit. Eviction,
+ * while the shard is over its share of the budget, takes the oldest entry;
+ * one that is pinned or was referenced since it last came round goes back to
+ * the young end instead (LRU with second chance, as CLOCK). An entry holds
+ * one reference for being in the table plus one per pin, so eviction never
+ * frees a block a reader holds; an entry removed from the table while pinned
+ * is freed by its last release.
+ *
+ * Blocks allocated with block_cache_block_alloc carry their entry in front
+ * of them, so after the table line a lookup touches one contiguous region.
  */
 #include "storage/block_cache.h"
 
 #include "storage/buf.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #define DEFAULT_SHARD_BITS 4
 #define MAX_SHARD_BITS 8
+#define MIN_SLOTS 64
 
 struct block_cache_handle {
     uint64_t file_id;
@@ -27,15 +38,25 @@ struct block_cache_handle {
     size_t charge;          /* size + entry overhead, counted against the budget */
     uint64_t hash;
     uint32_t refs;          /* table reference (while in_table) + pins */
-    int in_table;
-    block_cache_handle *chain;              /* hash bucket chain */
-    block_cache_handle *lru_prev, *lru_next; /* on the LRU list iff refs == 1 && in_table */
+    uint8_t in_table;
+    uint8_t referenced;     /* looked up since it last came round the list */
+    uint8_t inline_data;    /* data follows this entry in the same allocation */
+    block_cache_handle *lru_prev, *lru_next; /* recency list, iff in_table */
 };
+
+/* Entry size rounded so inline data after it is aligned for any type. */
+#define ENTRY_SIZE ((sizeof(block_cache_handle) + alignof(max_align_t) - 1) & \
+                    ~(alignof(max_align_t) - 1))
+
+typedef struct slot {
+    uint64_t hash;
+    block_cache_handle *e;  /* NULL: empty */
+} slot;
 
 typedef struct cache_shard {
     pthread_mutex_t mu;
-    block_cache_handle **buckets;
-    size_t nbuckets;        /* power of two */
+    slot *slots;
+    size_t nslots;          /* power of two */
     size_t count;
     size_t usage;
     size_t capacity;
@@ -90,80 +111,103 @@ lru_append(cache_shard *s, block_cache_handle *e)
     s->lru.lru_prev = e;
 }
 
-static block_cache_handle **
-table_find(cache_shard *s, uint64_t hash, uint64_t file_id, uint64_t offset)
+/* Index of the slot holding the key, or of the empty slot where it would go. */
+static size_t
+table_find(const cache_shard *s, uint64_t hash, uint64_t file_id, uint64_t offset)
 {
-    block_cache_handle **slot = &s->buckets[hash & (s->nbuckets - 1)];
-    while (*slot && ((*slot)->file_id != file_id || (*slot)->offset != offset))
-        slot = &(*slot)->chain;
-    return slot;
+    size_t mask = s->nslots - 1;
+    size_t i = hash & mask;
+    while (s->slots[i].e != NULL) {
+        if (s->slots[i].hash == hash && s->slots[i].e->file_id == file_id &&
+            s->slots[i].e->offset == offset)
+            return i;
+        i = (i + 1) & mask;
+    }
+    return i;
 }
 
 static void
 table_grow(cache_shard *s)
 {
-    size_t n = s->nbuckets * 2;
-    block_cache_handle **nb = kiln_calloc(n, sizeof *nb);
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        block_cache_handle *e = s->buckets[i];
-        while (e) {
-            block_cache_handle *next = e->chain;
-            size_t b = e->hash & (n - 1);
-            e->chain = nb[b];
-            nb[b] = e;
-            e = next;
-        }
+    size_t n = s->nslots * 2, mask = n - 1;
+    slot *ns = kiln_calloc(n, sizeof *ns);
+    for (size_t i = 0; i < s->nslots; i++) {
+        if (s->slots[i].e == NULL)
+            continue;
+        size_t j = s->slots[i].hash & mask;
+        while (ns[j].e != NULL)
+            j = (j + 1) & mask;
+        ns[j] = s->slots[i];
     }
-    free(s->buckets);
-    s->buckets = nb;
-    s->nbuckets = n;
+    free(s->slots);
+    s->slots = ns;
+    s->nslots = n;
+}
+
+/* Empty slot i, shifting later entries of its probe run back so that every
+ * remaining entry stays reachable from its home slot. */
+static void
+table_delete_slot(cache_shard *s, size_t i)
+{
+    size_t mask = s->nslots - 1;
+    size_t j = i;
+    for (;;) {
+        s->slots[i].e = NULL;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (s->slots[j].e == NULL)
+                return;
+            size_t home = s->slots[j].hash & mask;
+            /* move j into the hole at i unless its home lies cyclically in (i, j] */
+            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+                continue;
+            break;
+        }
+        s->slots[i] = s->slots[j];
+        i = j;
+    }
 }
 
 static void
 entry_free(block_cache_handle *e)
 {
-    free(e->data);
+    if (!e->inline_data)
+        free(e->data);
     free(e);
 }
 
-/* Drop one reference; the caller holds the shard lock. Returns the entry if
- * it must be freed (after unlocking), else NULL. */
-static block_cache_handle *
-unref_locked(cache_shard *s, block_cache_handle *e)
-{
-    e->refs--;
-    if (e->refs == 0)
-        return e;
-    if (e->refs == 1 && e->in_table)
-        lru_append(s, e);
-    return NULL;
-}
-
-/* Unlink e from the table (caller holds the lock and has found its slot). */
+/* Unlink e from the table and the recency list (caller holds the lock). */
 static void
-table_unlink(cache_shard *s, block_cache_handle **slot)
+table_unlink(cache_shard *s, block_cache_handle *e)
 {
-    block_cache_handle *e = *slot;
-    *slot = e->chain;
-    e->chain = NULL;
+    table_delete_slot(s, table_find(s, e->hash, e->file_id, e->offset));
     e->in_table = 0;
+    lru_remove(e);
     s->count--;
     s->usage -= e->charge;
 }
 
-/* Evict the oldest unpinned entries while over budget; returns a list (linked
- * by chain) to free after unlocking. */
+/* Evict while over budget: the oldest entry goes unless it is pinned or was
+ * referenced, in which case it gets a second chance at the young end. The
+ * pass is bounded so a shard full of pinned blocks stays over budget rather
+ * than spinning. Returns a list (linked by lru_next) to free after unlocking. */
 static block_cache_handle *
 evict_locked(cache_shard *s)
 {
     block_cache_handle *dead = NULL;
-    while (s->usage > s->capacity && s->lru.lru_next != &s->lru) {
+    size_t moves = 2 * s->count + 1;
+    while (s->usage > s->capacity && s->lru.lru_next != &s->lru && moves-- > 0) {
         block_cache_handle *e = s->lru.lru_next;
-        lru_remove(e);
-        table_unlink(s, table_find(s, e->hash, e->file_id, e->offset));
+        if (e->refs > 1 || e->referenced) {
+            e->referenced = 0;
+            lru_remove(e);
+            lru_append(s, e);
+            continue;
+        }
+        table_unlink(s, e);
         s->evictions++;
         e->refs--; /* the table's reference: it was the only one */
-        e->chain = dead;
+        e->lru_next = dead;
         dead = e;
     }
     return dead;
@@ -173,7 +217,7 @@ static void
 free_list(block_cache_handle *dead)
 {
     while (dead) {
-        block_cache_handle *next = dead->chain;
+        block_cache_handle *next = dead->lru_next;
         entry_free(dead);
         dead = next;
     }
@@ -189,14 +233,13 @@ block_cache_new_shards(size_t capacity_bytes, unsigned shard_bits)
     c->nshards = 1u << shard_bits;
     c->shard_shift = 64 - shard_bits;
     c->shards = kiln_calloc(c->nshards, sizeof *c->shards);
-    const unsigned nshards = c->nshards;
-    for (unsigned i = 0; i < nshards; i++) {
+    for (unsigned i = 0; i < c->nshards; i++) {
         cache_shard *s = &c->shards[i];
         pthread_mutex_init(&s->mu, NULL);
-        s->nbuckets = 64;
-        s->buckets = kiln_calloc(s->nbuckets, sizeof *s->buckets);
-        s->capacity = capacity_bytes / nshards;
-        if (i < capacity_bytes % nshards)
+        s->nslots = MIN_SLOTS;
+        s->slots = kiln_calloc(s->nslots, sizeof *s->slots);
+        s->capacity = capacity_bytes / c->nshards;
+        if (i < capacity_bytes % c->nshards)
             s->capacity++;
         s->lru.lru_next = s->lru.lru_prev = &s->lru;
     }
@@ -216,15 +259,10 @@ block_cache_free(block_cache *c)
         return;
     for (unsigned i = 0; i < c->nshards; i++) {
         cache_shard *s = &c->shards[i];
-        for (size_t b = 0; b < s->nbuckets; b++) {
-            block_cache_handle *e = s->buckets[b];
-            while (e) {
-                block_cache_handle *next = e->chain;
-                entry_free(e);
-                e = next;
-            }
-        }
-        free(s->buckets);
+        for (size_t j = 0; j < s->nslots; j++)
+            if (s->slots[j].e)
+                entry_free(s->slots[j].e);
+        free(s->slots);
         pthread_mutex_destroy(&s->mu);
     }
     free(c->shards);
@@ -238,17 +276,32 @@ block_cache_new_file_id(block_cache *c)
     return atomic_fetch_add(&next_file_id, 1);
 }
 
+void *
+block_cache_block_alloc(size_t size)
+{
+    block_cache_handle *e = kiln_malloc(ENTRY_SIZE + size);
+    e->inline_data = 1;
+    return (uint8_t *)e + ENTRY_SIZE;
+}
+
+void
+block_cache_block_free(void *data)
+{
+    if (data)
+        free((uint8_t *)data - ENTRY_SIZE);
+}
+
 block_cache_handle *
 block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset)
 {
     uint64_t h = key_hash(file_id, offset);
     cache_shard *s = shard_of(c, h);
     pthread_mutex_lock(&s->mu);
-    block_cache_handle *e = *table_find(s, h, file_id, offset);
+    block_cache_handle *e = s->slots[table_find(s, h, file_id, offset)].e;
     if (e) {
-        if (e->refs == 1)
-            lru_remove(e);
         e->refs++;
+        if (!e->referenced)
+            e->referenced = 1;
         s->hits++;
     } else {
         s->misses++;
@@ -257,45 +310,66 @@ block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset)
     return e;
 }
 
-block_cache_handle *
-block_cache_insert(block_cache *c, uint64_t file_id, uint64_t offset, void *data, size_t size)
+static block_cache_handle *
+insert_entry(block_cache *c, block_cache_handle *e)
 {
-    uint64_t h = key_hash(file_id, offset);
-    cache_shard *s = shard_of(c, h);
-    block_cache_handle *e = kiln_malloc(sizeof *e);
-    e->file_id = file_id;
-    e->offset = offset;
-    e->data = data;
-    e->size = size;
-    e->charge = size + sizeof *e;
-    e->hash = h;
-    e->refs = 2; /* the table and the caller */
-    e->in_table = 1;
-    e->chain = NULL;
-    e->lru_prev = e->lru_next = NULL;
-
+    cache_shard *s = shard_of(c, e->hash);
     pthread_mutex_lock(&s->mu);
-    block_cache_handle **slot = table_find(s, h, file_id, offset);
-    if (*slot) {
+    size_t i = table_find(s, e->hash, e->file_id, e->offset);
+    if (s->slots[i].e) {
         /* Another thread loaded the same block first: keep its copy. */
-        block_cache_handle *old = *slot;
-        if (old->refs == 1)
-            lru_remove(old);
+        block_cache_handle *old = s->slots[i].e;
         old->refs++;
+        old->referenced = 1;
         pthread_mutex_unlock(&s->mu);
         entry_free(e);
         return old;
     }
-    *slot = e;
+    s->slots[i].hash = e->hash;
+    s->slots[i].e = e;
+    lru_append(s, e);
     s->count++;
     s->usage += e->charge;
     s->inserts++;
-    if (s->count > s->nbuckets)
+    if (2 * s->count > s->nslots)
         table_grow(s);
     block_cache_handle *dead = evict_locked(s);
     pthread_mutex_unlock(&s->mu);
     free_list(dead);
     return e;
+}
+
+static void
+entry_init(block_cache_handle *e, uint64_t file_id, uint64_t offset, void *data, size_t size)
+{
+    e->file_id = file_id;
+    e->offset = offset;
+    e->data = data;
+    e->size = size;
+    e->charge = size + ENTRY_SIZE;
+    e->hash = key_hash(file_id, offset);
+    e->refs = 2; /* the table and the caller */
+    e->in_table = 1;
+    e->referenced = 0;
+    e->lru_prev = e->lru_next = NULL;
+}
+
+block_cache_handle *
+block_cache_insert(block_cache *c, uint64_t file_id, uint64_t offset, void *data, size_t size)
+{
+    block_cache_handle *e = kiln_malloc(sizeof *e);
+    e->inline_data = 0;
+    entry_init(e, file_id, offset, data, size);
+    return insert_entry(c, e);
+}
+
+block_cache_handle *
+block_cache_insert_block(block_cache *c, uint64_t file_id, uint64_t offset, void *data,
+                         size_t size)
+{
+    block_cache_handle *e = (block_cache_handle *)((uint8_t *)data - ENTRY_SIZE);
+    entry_init(e, file_id, offset, data, size);
+    return insert_entry(c, e);
 }
 
 const void *
@@ -317,8 +391,8 @@ block_cache_release(block_cache *c, block_cache_handle *h)
         return;
     cache_shard *s = shard_of(c, h->hash);
     pthread_mutex_lock(&s->mu);
-    block_cache_handle *dead = unref_locked(s, h);
-    block_cache_handle *evicted = evict_locked(s);
+    block_cache_handle *dead = --h->refs == 0 ? h : NULL;
+    block_cache_handle *evicted = s->usage > s->capacity ? evict_locked(s) : NULL;
     pthread_mutex_unlock(&s->mu);
     if (dead)
         entry_free(dead);
@@ -332,24 +406,19 @@ block_cache_erase_file(block_cache *c, uint64_t file_id)
         cache_shard *s = &c->shards[i];
         block_cache_handle *dead = NULL;
         pthread_mutex_lock(&s->mu);
-        for (size_t b = 0; b < s->nbuckets; b++) {
-            block_cache_handle **slot = &s->buckets[b];
-            while (*slot) {
-                block_cache_handle *e = *slot;
-                if (e->file_id != file_id) {
-                    slot = &e->chain;
-                    continue;
-                }
-                table_unlink(s, slot);
-                if (e->refs == 1) {
-                    lru_remove(e);
-                    e->refs = 0;
-                    e->chain = dead;
+        /* Walk the recency list (deleting from the table while scanning its
+         * slots would move entries under the scan). */
+        block_cache_handle *e = s->lru.lru_next;
+        while (e != &s->lru) {
+            block_cache_handle *next = e->lru_next;
+            if (e->file_id == file_id) {
+                table_unlink(s, e);
+                if (--e->refs == 0) {
+                    e->lru_next = dead;
                     dead = e;
-                } else {
-                    e->refs--; /* pinned: freed by its last release */
-                }
+                } /* else pinned: freed by its last release */
             }
+            e = next;
         }
         pthread_mutex_unlock(&s->mu);
         free_list(dead);

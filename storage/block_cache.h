@@ -42,6 +42,15 @@ block_cache_handle *block_cache_lookup(block_cache *c, uint64_t file_id, uint64_
 block_cache_handle *block_cache_insert(block_cache *c, uint64_t file_id, uint64_t offset,
                                        void *data, size_t size);
 
+/* Memory for a block of size bytes, allocated together with the cache's
+ * bookkeeping for it (so a lookup touches one region, not two). Hand it to
+ * block_cache_insert_block, or free it with block_cache_block_free. */
+void *block_cache_block_alloc(size_t size);
+void block_cache_block_free(void *data);   /* data may be NULL */
+/* block_cache_insert for memory from block_cache_block_alloc (same rules). */
+block_cache_handle *block_cache_insert_block(block_cache *c, uint64_t file_id, uint64_t offset,
+                                             void *data, size_t size);
+
 const void *block_cache_data(const block_cache_handle *h);
 size_t block_cache_size(const block_cache_handle *h);
 /* Unpin. h may be NULL. */

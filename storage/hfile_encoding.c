@@ -24,6 +24,7 @@
  */
 #include "storage/hfile_encoding.h"
 
+#include "storage/block_cache.h"
 #include "storage/buf.h"
 #include "storage/coding.h"
 
@@ -106,7 +107,7 @@ block_alloc(hfile_block_type type, uint32_t ncells, uint32_t nwords, size_t len)
     size_t head = sizeof(hfile_block) + (size_t)ncells * sizeof(hfile_cellpos) +
                   (size_t)nwords * sizeof(uint64_t);
     size_t alloc = head + len;
-    hfile_block *b = kiln_malloc(alloc ? alloc : 1);
+    hfile_block *b = block_cache_block_alloc(alloc);
     memset(b, 0, sizeof *b);
     b->type = type;
     b->count = ncells;
@@ -118,6 +119,12 @@ block_alloc(hfile_block_type type, uint32_t ncells, uint32_t nwords, size_t len)
     b->bytes = (const uint8_t *)b + head;
     b->alloc = alloc;
     return b;
+}
+
+void
+hfile_encoding_free(hfile_block *b)
+{
+    block_cache_block_free(b);
 }
 
 /* Up to 8 bytes of p[0..n) as a big-endian word, zero-padded. */
@@ -390,13 +397,13 @@ decode_row_index(const uint8_t *payload, size_t n, const hfile_cell_format *fmt,
         while (c < b->count && b->cells[c].cell_off < off)
             c++;
         if (c == b->count || b->cells[c].cell_off != off || (j == 0 && c != 0)) {
-            free(b);
+            hfile_encoding_free(b);
             return status_set(err, KILN_CORRUPTION,
                               "ROW_INDEX_V1: row %u offset %u is not a cell boundary", j, off - 2);
         }
     }
     if (rows == 0) {
-        free(b);
+        hfile_encoding_free(b);
         return status_set(err, KILN_CORRUPTION, "ROW_INDEX_V1: no rows");
     }
     *out = b;

@@ -1,7 +1,8 @@
 /* hfile_encoding.h -- private to storage/: data blocks decoded once, when they
  * are read from disk, into the form the block cache holds and iterators walk.
  *
- * A decoded block is one allocation (freed with free()):
+ * A decoded block is one allocation from block_cache_block_alloc (freed with
+ * hfile_encoding_free, or owned by the cache once inserted):
  *
  *   hfile_block | hfile_cellpos[count] | row words u64[count] | bytes[len]
  *   (cellpos for data blocks, row words for data and index blocks)
@@ -67,11 +68,14 @@ typedef struct hfile_cell_format {
 
 /* Decode a data block payload (after decompression). encoded: the block is
  * DATABLKE (payload starts with the u16 encoding id). *out is one allocation
- * to free() (or hand to the block cache). A block with no cells is corrupt.
+ * to hfile_encoding_free (or hand to block_cache_insert_block). A block with no cells is corrupt.
  * KILN_UNSUPPORTED for an unknown encoding id. */
 kiln_status hfile_encoding_decode(const uint8_t *payload, size_t n, int encoded,
                                   const hfile_cell_format *fmt, hfile_block **out,
                                   kiln_err *err);
+
+/* Free a decoded block that was not handed to the cache. b may be NULL. */
+void hfile_encoding_free(hfile_block *b);
 
 /* Wrap a non-data payload (index or bloom chunk) as a block: one allocation
  * holding a copy of the bytes. */

@@ -21,6 +21,7 @@
 #include "storage/hfile_encoding.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,13 @@
 #define TYPE_BIT(t) (1u << (t))
 #define DATA_TYPES (TYPE_BIT(HFILE_BLOCK_DATA) | TYPE_BIT(HFILE_BLOCK_ENCODED_DATA))
 
+/* Blocks a reader keeps pinned in the cache once first read (slot i for
+ * entry i), so the hot path skips their cache lookups. */
+typedef struct pin_table {
+    _Atomic(block_cache_handle *) *slots;
+    uint32_t n;
+} pin_table;
+
 typedef struct bloom_meta {
     int usable;                 /* version 3, murmur hash, sane parameters */
     uint8_t *payload;           /* owns the decompressed meta block; chunk keys borrow */
@@ -40,6 +48,7 @@ typedef struct bloom_meta {
     uint64_t total_bytes, total_keys, total_max_keys;
     int cell_keys;              /* ROWCOL: chunk keys compare as KeyValue keys */
     uint64_t offset;            /* of the meta block (for messages) */
+    pin_table pins;             /* the chunks, when the reader pins them */
 } bloom_meta;
 
 struct hfile_reader {
@@ -73,6 +82,7 @@ struct hfile_reader {
     int checksum_known;
     uint8_t checksum_type;
     uint32_t bytes_per_checksum;
+    pin_table root_children;    /* index blocks under the root, when pinned */
     uint64_t loo_uncompressed;      /* sum of uncompressed+33 over load-on-open blocks but the data root */
     size_t memory;
 };
@@ -244,7 +254,7 @@ block_get(hfile_reader *r, uint64_t off, uint64_t size, unsigned type_mask,
         kiln_status s = block_load(r, off, size, type_mask, &b, NULL, err);
         if (s != KILN_OK)
             return s;
-        h = block_cache_insert(r->cache, r->file_id, off, b, b->alloc);
+        h = block_cache_insert_block(r->cache, r->file_id, off, b, b->alloc);
     }
     const hfile_block *b = block_cache_data(h);
     if (!(type_mask & TYPE_BIT(b->type))) {
@@ -255,6 +265,70 @@ block_get(hfile_reader *r, uint64_t off, uint64_t size, unsigned type_mask,
     *hp = h;
     *bp = b;
     return KILN_OK;
+}
+
+/* The block of slot i through the pin table: pinned for the reader's life on
+ * first use. Falls back to an ordinary pinned read (*hp set, to release) when
+ * the table is off. */
+static kiln_status
+block_get_pinned(hfile_reader *r, pin_table *pt, uint32_t i, uint64_t off, uint64_t size,
+                 unsigned type_mask, block_cache_handle **hp, const hfile_block **bp,
+                 kiln_err *err)
+{
+    *hp = NULL;
+    if (pt->slots == NULL)
+        return block_get(r, off, size, type_mask, hp, bp, err);
+    block_cache_handle *h = atomic_load_explicit(&pt->slots[i], memory_order_acquire);
+    if (h == NULL) {
+        kiln_status s = block_get(r, off, size, type_mask, &h, bp, err);
+        if (s != KILN_OK)
+            return s;
+        block_cache_handle *expected = NULL;
+        if (!atomic_compare_exchange_strong(&pt->slots[i], &expected, h)) {
+            block_cache_release(r->cache, h); /* another thread pinned it first */
+            h = expected;
+        }
+    }
+    *bp = block_cache_data(h);
+    return KILN_OK;
+}
+
+static void
+pin_table_init(pin_table *pt, uint32_t n)
+{
+    pt->n = n;
+    pt->slots = kiln_calloc(n ? n : 1, sizeof *pt->slots);
+}
+
+static void
+pin_table_free(block_cache *c, pin_table *pt)
+{
+    for (uint32_t i = 0; pt->slots && i < pt->n; i++)
+        block_cache_release(c, atomic_load(&pt->slots[i]));
+    free(pt->slots);
+    pt->slots = NULL;
+}
+
+/* Pin the index blocks under the root and the bloom chunks when a shared
+ * cache has ample room for them (their total is small next to the data:
+ * typically 1-3%), so a Get does one cache lookup, for its data block. */
+static void
+setup_pins(hfile_reader *r, int shared_cache)
+{
+    if (!shared_cache)
+        return;
+    block_cache_stats st;
+    block_cache_get_stats(r->cache, &st);
+    uint64_t want = r->t.uncompressed_data_index_size + r->general.total_bytes +
+                    r->delfam.total_bytes;
+    if (want > st.capacity / 8)
+        return;
+    if (r->levels > 1 && r->root_count > 0)
+        pin_table_init(&r->root_children, r->root_count);
+    if (r->general.usable)
+        pin_table_init(&r->general.pins, r->general.nchunks);
+    if (r->delfam.usable)
+        pin_table_init(&r->delfam.pins, r->delfam.nchunks);
 }
 
 /* ------------------------------------------------------------------ open */
@@ -602,6 +676,8 @@ hfile_reader_open(const char *path, block_cache *cache, hfile_reader **out, kiln
     }
     if (s == KILN_OK && r->root_count > 0)
         r->first_key = r->root[0].key;
+    if (s == KILN_OK)
+        setup_pins(r, cache != NULL);
     if (s != KILN_OK) {
         hfile_reader_close(r);
         return s;
@@ -616,6 +692,7 @@ bloom_meta_free(bloom_meta *m)
 {
     free(m->payload);
     free(m->chunks);
+    free(m->pins.slots);
 }
 
 void
@@ -624,6 +701,9 @@ hfile_reader_close(hfile_reader *r)
     if (r == NULL)
         return;
     if (r->cache) {
+        pin_table_free(r->cache, &r->root_children);
+        pin_table_free(r->cache, &r->general.pins);
+        pin_table_free(r->cache, &r->delfam.pins);
         block_cache_erase_file(r->cache, r->file_id);
         if (r->own_cache)
             block_cache_free(r->cache);
@@ -744,15 +824,15 @@ bloom_chunk_for(const bloom_meta *m, const uint8_t *key, size_t n)
 }
 
 static int
-bloom_check(hfile_reader *r, const bloom_meta *m, const uint8_t *key, size_t n, kiln_err *err)
+bloom_check(hfile_reader *r, bloom_meta *m, const uint8_t *key, size_t n, kiln_err *err)
 {
     long i = bloom_chunk_for(m, key, n);
     if (i < 0)
         return 0;
     block_cache_handle *h;
     const hfile_block *b;
-    if (block_get(r, m->chunks[i].offset, m->chunks[i].on_disk_size,
-                  TYPE_BIT(HFILE_BLOCK_BLOOM_CHUNK), &h, &b, err) != KILN_OK)
+    if (block_get_pinned(r, &m->pins, (uint32_t)i, m->chunks[i].offset, m->chunks[i].on_disk_size,
+                         TYPE_BIT(HFILE_BLOCK_BLOOM_CHUNK), &h, &b, err) != KILN_OK)
         return 1;
     int res = bloom_chunk_may_contain(b->bytes, b->len, (int)m->hash_count, key, n);
     block_cache_release(r->cache, h);
@@ -826,13 +906,27 @@ typedef struct icursor {
 
 enum { POS_FIRST, POS_LAST, POS_KEY, POS_KEY_PREV };
 
+/* Entry i of a validated non-root block (as hfile_nonroot_index_entry, with
+ * the count taken from the block instead of its first line). */
+static void
+nonroot_entry(const hfile_block *b, uint32_t i, hfile_index_entry *e)
+{
+    const uint8_t *p = b->bytes;
+    const uint8_t *sec = p + 4 + 4 * (size_t)i;
+    uint32_t a = coding_get_be32(sec), z = coding_get_be32(sec + 4);
+    const uint8_t *q = p + 4 + 4 * ((size_t)b->count + 1) + a;
+    e->offset = coding_get_be64(q);
+    e->on_disk_size = coding_get_be32(q + 8);
+    e->key = kslice_make(q + 12, z - a - 12);
+}
+
 static void
 cursor_entry_at(const icursor *c, uint32_t d, uint32_t i, hfile_index_entry *e)
 {
     if (d == 0)
         *e = c->r->root[i];
     else
-        hfile_nonroot_index_entry(c->lv[d].b->bytes, i, e);
+        nonroot_entry(c->lv[d].b, i, e);
 }
 
 /* Largest i at level d whose key is <= key, or -1. Row words settle most
@@ -864,6 +958,11 @@ cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
     while (lo <= hi) {
         long mid = lo + (hi - lo) / 2;
         int cmp;
+        if (words) {
+            /* both possible next probes: their cache misses overlap this one's */
+            __builtin_prefetch(&words[lo + (mid - lo) / 2]);
+            __builtin_prefetch(&words[mid + 1 + (hi - mid) / 2]);
+        }
         if (words && words[mid] != wk) {
             cmp = words[mid] < wk ? 1 : -1;
         } else {
@@ -944,7 +1043,10 @@ cursor_descend(icursor *c, uint32_t d, int mode, const kiln_cell *key, kiln_err 
                                                 : HFILE_BLOCK_INTERMEDIATE_INDEX;
             block_cache_handle *h;
             const hfile_block *b;
-            kiln_status s = block_get(c->r, e.offset, e.on_disk_size, TYPE_BIT(type), &h, &b, err);
+            kiln_status s =
+                d == 0 ? block_get_pinned(c->r, &c->r->root_children, c->lv[0].pos, e.offset,
+                                          e.on_disk_size, TYPE_BIT(type), &h, &b, err)
+                       : block_get(c->r, e.offset, e.on_disk_size, TYPE_BIT(type), &h, &b, err);
             if (s != KILN_OK)
                 return s;
             block_cache_release(c->r->cache, child->h);
@@ -1349,7 +1451,7 @@ check_blocks(check_state *cs, kiln_err *err)
             return s;
         int chain = h.type == HFILE_BLOCK_ENCODED_DATA ? HFILE_BLOCK_DATA : (int)h.type;
         if (h.prev_block_offset != cs->prev_of_type[chain]) {
-            free(b);
+            hfile_encoding_free(b);
             return rerr(r, err, KILN_CORRUPTION,
                         "%s block at offset %llu: previous block offset %lld, expected %lld",
                         hfile_block_type_name(h.type), (unsigned long long)off,
@@ -1362,7 +1464,7 @@ check_blocks(check_state *cs, kiln_err *err)
             cs->index_uncompressed += h.uncompressed_size_without_header;
         if (h.type == HFILE_BLOCK_DATA || h.type == HFILE_BLOCK_ENCODED_DATA)
             s = check_data_block(cs, &h, off, size, b, err);
-        free(b);
+        hfile_encoding_free(b);
         if (s != KILN_OK)
             return s;
         off += size;

@@ -1295,7 +1295,7 @@ encodings_round_trip(void **state)
                 fail_msg("%s round %d: %s", hfile_encoding_name(encs[e]), round, err.msg);
             assert_int_equal(b->encoding, encs[e]);
             check_decoded(b, &a, &x);
-            free(b);
+            hfile_encoding_free(b);
             if (round % 20 == 0) {
                 for (size_t cut = 0; cut < blk.len; cut++) {
                     b = NULL;
@@ -1308,7 +1308,7 @@ encodings_round_trip(void **state)
                             hfile_encoding_cell(b, i, &c);
                             assert_int_equal(cell_compare(&c, &a.v[i].c), 0);
                         }
-                        free(b);
+                        hfile_encoding_free(b);
                     } else {
                         assert_int_equal(s, KILN_CORRUPTION);
                         assert_true(err.msg[0] != '\0');
@@ -1370,7 +1370,7 @@ encodings_known_bytes(void **state)
             assert_int_equal(c.value_len, 1);
             assert_int_equal(c.value[0], i ? 'y' : 'x');
         }
-        free(b);
+        hfile_encoding_free(b);
     }
     /* an unknown id is unsupported, a same-value flag with a new length corrupt */
     static const uint8_t unknown[] = {0x00, 0x06, 0, 0, 0, 0};
@@ -1404,7 +1404,8 @@ put_block(kbuf *f, hfile_block_type type, kiln_codec codec, const kbuf *payload,
     size_t start = f->len;
     buf_resize(f, start + data + sums);
     hfile_block_header_encode(&h, f->data + start);
-    memcpy(f->data + start + HFILE_BLOCK_HEADER_SIZE, comp.data, comp.len);
+    if (comp.len)
+        memcpy(f->data + start + HFILE_BLOCK_HEADER_SIZE, comp.data, comp.len);
     hfile_checksum_compute(f->data + start, data, HFILE_BYTES_PER_CHECKSUM, f->data + start + data);
     buf_free(&comp);
     return (uint32_t)(data + sums);
