@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "storage/env.h"
 
@@ -241,19 +242,10 @@ view_gen_printf(kbuf *b, const char *fmt, ...)
 void
 view_gen_date(int64_t ms, char out[11])
 {
-    /* days since 1970-01-01 to a civil date (Howard Hinnant's algorithm) */
-    int64_t z = ms / 86400000 + 719468;
-    int64_t era = z / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t y = yoe + era * 400;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    int64_t d = doy - (153 * mp + 2) / 5 + 1;
-    int64_t m = mp < 10 ? mp + 3 : mp - 9;
-    if (m <= 2)
-        y++;
-    snprintf(out, 11, "%04d-%02d-%02d", (int)y, (int)m, (int)d);
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || strftime(out, 11, "%Y-%m-%d", &tm) == 0)
+        memcpy(out, "0000-00-00", 11);
 }
 
 const char *const view_gen_words[] = {
