@@ -6,12 +6,17 @@ set -euo pipefail
 
 PKGS=(build-essential pkg-config clang libclang-rt-14-dev
       libopenmpi-dev openmpi-bin
-      libsnappy-dev libcmocka-dev zlib1g-dev libzstd-dev liblz4-dev)
+      libsnappy-dev libcmocka-dev zlib1g-dev libzstd-dev liblz4-dev
+      curl redis-tools)
 
-# Extra packages for `make bench` (peer harnesses) when asked: deps.sh --bench
-if [ "${1:-}" = "--bench" ]; then
-  PKGS+=(librocksdb-dev libleveldb-dev redis-server redis-tools wrk)
-fi
+# Extra packages when asked: deps.sh --bench (the peer harnesses of `make
+# bench`), deps.sh --browser (headless Chromium for the status-page test).
+for arg in "$@"; do
+  case $arg in
+  --bench) PKGS+=(librocksdb-dev libleveldb-dev redis-server redis-tools wrk) ;;
+  --browser) PKGS+=(chromium) ;;
+  esac
+done
 
 missing=()
 for p in "${PKGS[@]}"; do

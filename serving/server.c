@@ -67,7 +67,10 @@ struct worker {
     pthread_t thread;
     int started;
     ev_loop *loop;
-    int http_fd, resp_fd;
+    int http_fd, resp_fd;        /* the listeners (worker 0 only; -1 elsewhere) */
+    pthread_mutex_t inbox_mu;    /* connections accepted for this worker by worker 0 */
+    int *inbox;                  /* fd << 1 | proto */
+    size_t inbox_len, inbox_cap;
     views_reader *reader;
     views_ctx *ctx;
     http_api *api;
@@ -93,6 +96,7 @@ struct server {
     worker *workers;
     int nworkers;
     int http_port, resp_port;
+    unsigned next_worker;        /* round-robin (worker 0's thread only) */
     _Atomic int conns;
     _Atomic int shutdown;
 };
@@ -475,10 +479,71 @@ server_refuse(int fd, int proto)
     close(fd);
 }
 
+/* Make fd a connection of w. */
+static void
+worker_adopt(worker *w, int fd, int proto)
+{
+    net_set_nodelay(fd);
+    conn *c = kiln_calloc(1, sizeof *c);
+    c->w = w;
+    c->fd = fd;
+    c->proto = proto;
+    c->rcap = SERVER_RBUF_INITIAL < w->s->cfg.max_request_bytes ? SERVER_RBUF_INITIAL
+                                                                 : w->s->cfg.max_request_bytes;
+    c->rbuf = kiln_malloc(c->rcap);
+    c->last_ms = ev_now_ms(w->loop);
+    kiln_err err;
+    status_clear(&err);
+    if (ev_add(w->loop, fd, EV_READABLE, conn_on_event, c, &err) != KILN_OK) {
+        slog_warn("%s", err.msg);
+        free(c->rbuf);
+        free(c);
+        server_refuse(fd, proto);
+        atomic_fetch_sub_explicit(&w->s->conns, 1, memory_order_relaxed);
+        return;
+    }
+    c->next = w->head.next;
+    c->prev = &w->head;
+    w->head.next->prev = c;
+    w->head.next = c;
+    w->nconns++;
+    metrics_conn(w->m, 1);
+}
+
+/* Connections worker 0 accepted for w. */
+static void
+worker_drain_inbox(worker *w)
+{
+    for (;;) {
+        int item[64];
+        size_t n = 0;
+        pthread_mutex_lock(&w->inbox_mu);
+        while (n < 64 && w->inbox_len > 0)
+            item[n++] = w->inbox[--w->inbox_len];
+        pthread_mutex_unlock(&w->inbox_mu);
+        if (n == 0)
+            return;
+        for (size_t i = 0; i < n; i++) {
+            int fd = item[i] >> 1, proto = item[i] & 1;
+            if (w->draining) {
+                server_refuse(fd, proto);
+                atomic_fetch_sub_explicit(&w->s->conns, 1, memory_order_relaxed);
+            } else {
+                worker_adopt(w, fd, proto);
+            }
+        }
+    }
+}
+
+/* Worker 0 accepts for everyone and deals the connections out in turn, so
+ * that every worker gets its share (one listening socket: no other process
+ * can bind the port beside us, as SO_REUSEPORT would allow). */
 static void
 server_on_accept(ev_loop *l, int lfd, void *data, int mask)
 {
     worker *w = data;
+    server *s = w->s;
+    (void)l;
     (void)mask;
     int proto = lfd == w->http_fd ? CONN_HTTP : CONN_RESP;
     for (int i = 0; i < SERVER_ACCEPT_BATCH; i++) {
@@ -489,37 +554,25 @@ server_on_accept(ev_loop *l, int lfd, void *data, int mask)
                           strerror(errno));
             return;
         }
-        if (atomic_load_explicit(&w->s->conns, memory_order_relaxed) >= w->s->cfg.max_conns ||
+        if (atomic_load_explicit(&s->conns, memory_order_relaxed) >= s->cfg.max_conns ||
             w->draining) {
             server_refuse(fd, proto);
             continue;
         }
-        net_set_nodelay(fd);
-        conn *c = kiln_calloc(1, sizeof *c);
-        c->w = w;
-        c->fd = fd;
-        c->proto = proto;
-        c->rcap = SERVER_RBUF_INITIAL < w->s->cfg.max_request_bytes
-                      ? SERVER_RBUF_INITIAL
-                      : w->s->cfg.max_request_bytes;
-        c->rbuf = kiln_malloc(c->rcap);
-        c->last_ms = ev_now_ms(l);
-        kiln_err err;
-        status_clear(&err);
-        if (ev_add(l, fd, EV_READABLE, conn_on_event, c, &err) != KILN_OK) {
-            slog_warn("%s", err.msg);
-            free(c->rbuf);
-            free(c);
-            server_refuse(fd, proto);
+        atomic_fetch_add_explicit(&s->conns, 1, memory_order_relaxed);
+        worker *t = &s->workers[s->next_worker++ % (unsigned)s->nworkers];
+        if (t == w) {
+            worker_adopt(w, fd, proto);
             continue;
         }
-        c->next = w->head.next;
-        c->prev = &w->head;
-        w->head.next->prev = c;
-        w->head.next = c;
-        w->nconns++;
-        atomic_fetch_add_explicit(&w->s->conns, 1, memory_order_relaxed);
-        metrics_conn(w->m, 1);
+        pthread_mutex_lock(&t->inbox_mu);
+        if (t->inbox_len == t->inbox_cap) {
+            t->inbox_cap = t->inbox_cap ? t->inbox_cap * 2 : 64;
+            t->inbox = kiln_realloc(t->inbox, t->inbox_cap * sizeof *t->inbox);
+        }
+        t->inbox[t->inbox_len++] = fd << 1 | proto;
+        pthread_mutex_unlock(&t->inbox_mu);
+        ev_wake(t->loop);
     }
 }
 
@@ -589,6 +642,7 @@ static void
 worker_on_wake(ev_loop *l, void *data)
 {
     worker *w = data;
+    worker_drain_inbox(w);
     if (!atomic_load(&w->s->shutdown) || w->draining)
         return;
     w->draining = 1;
@@ -641,26 +695,15 @@ worker_main(void *arg)
 /* ------------------------------------------------------------------ start, stop */
 
 static kiln_status
-server_bind(server *s, const char *text, int *fds, int *port, kiln_err *err)
+server_bind(const char *text, int *fd, int *port, kiln_err *err)
 {
     net_addr a;
     kiln_status st = net_parse_addr(text, &a, err);
+    if (st == KILN_OK)
+        st = net_listen(&a, SERVER_BACKLOG, 0, fd, err);
     if (st != KILN_OK)
         return st;
-    for (int i = 0; i < s->nworkers; i++) {
-        if (i == 1 && *port > 0) {
-            /* port 0: every worker binds the port the first one got */
-            if (a.ss.ss_family == AF_INET)
-                ((struct sockaddr_in *)&a.ss)->sin_port = htons((uint16_t)*port);
-            else
-                ((struct sockaddr_in6 *)&a.ss)->sin6_port = htons((uint16_t)*port);
-        }
-        st = net_listen(&a, SERVER_BACKLOG, 1, &fds[i], err);
-        if (st != KILN_OK)
-            return st;
-        if (i == 0)
-            *port = net_local_port(fds[0]);
-    }
+    *port = net_local_port(*fd);
     if (!net_addr_is_loopback(&a))
         slog_warn("%s is not a loopback address: the server is reachable from the network",
                   text);
@@ -703,13 +746,13 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         }
     }
     s->workers = kiln_calloc((size_t)s->nworkers, sizeof *s->workers);
-    int *hfds = kiln_calloc((size_t)s->nworkers, sizeof *hfds);
-    int *rfds = kiln_calloc((size_t)s->nworkers, sizeof *rfds);
-    for (int i = 0; i < s->nworkers; i++)
-        hfds[i] = rfds[i] = -1;
-    st = server_bind(s, cfg->listen, hfds, &s->http_port, err);
+    for (int i = 0; i < s->nworkers; i++) {
+        s->workers[i].http_fd = s->workers[i].resp_fd = -1;
+        pthread_mutex_init(&s->workers[i].inbox_mu, NULL);
+    }
+    st = server_bind(cfg->listen, &s->workers[0].http_fd, &s->http_port, err);
     if (st == KILN_OK && cfg->resp_listen != NULL)
-        st = server_bind(s, cfg->resp_listen, rfds, &s->resp_port, err);
+        st = server_bind(cfg->resp_listen, &s->workers[0].resp_fd, &s->resp_port, err);
     if (st == KILN_OK)
         st = views_open(cfg->data_dir, &vo, &s->views, err);
     int setsize = cfg->max_conns + 64 + 2 * s->nworkers;
@@ -717,8 +760,6 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         worker *w = &s->workers[i];
         w->s = s;
         w->id = i;
-        w->http_fd = hfds[i];
-        w->resp_fd = rfds[i];
         w->head.next = w->head.prev = &w->head;
         w->headers = kiln_calloc((size_t)cfg->max_headers, sizeof *w->headers);
         w->argv = kiln_calloc(RESP_ARGS_MAX_DEFAULT, sizeof *w->argv);
@@ -730,8 +771,6 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
             st = ev_add(w->loop, w->resp_fd, EV_READABLE, server_on_accept, w, err);
         w->m = metrics_local_new(s->metrics);
     }
-    free(hfds);
-    free(rfds);
     if (st != KILN_OK) {
         server_free(s);
         return st;
@@ -842,6 +881,10 @@ server_free(server *s)
             close(w->http_fd);
         if (w->resp_fd >= 0)
             close(w->resp_fd);
+        for (size_t k = 0; k < w->inbox_len; k++)
+            close(w->inbox[k] >> 1);
+        free(w->inbox);
+        pthread_mutex_destroy(&w->inbox_mu);
         ev_loop_free(w->loop);
         free(w->headers);
         free(w->argv);

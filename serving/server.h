@@ -1,9 +1,9 @@
 /* server.h -- kiln-server's network side: N worker threads, each running its
- * own event loop (ev.h) over its own listening sockets (SO_REUSEPORT, so the
- * kernel spreads connections over the workers), serving HTTP/1.1 with
+ * own event loop (ev.h) over its own connections, serving HTTP/1.1 with
  * keep-alive and pipelining (http.h, http_api.h) and, optionally, the Redis
- * protocol (resp.h, resp_api.h) on a second address. A background thread
- * (views.h) swaps in new table versions.
+ * protocol (resp.h, resp_api.h) on a second address. Worker 0 also accepts
+ * on the (one per address) listening sockets and deals the connections out
+ * round-robin. A background thread (views.h) swaps in new table versions.
  *
  * Per connection: a read buffer that grows up to max_request_bytes, an
  * output buffer that collects the responses of every request found in one
