@@ -240,8 +240,10 @@ make_probe(const ocells *a, kbuf *store, kiln_cell *probe)
         break;
     case 4: { /* row with one byte changed */
         buf_append(store, base->row, base->row_len);
-        if (base->row_len)
-            store->data[rnd_below(base->row_len)] += (uint8_t)(rnd_below(3) + 1) - 2;
+        if (base->row_len) {
+            size_t at = rnd_below(base->row_len);
+            store->data[at] += (uint8_t)(rnd_below(3) + 1) - 2;
+        }
         probe->row = store->data;
         break;
     }
@@ -852,7 +854,8 @@ random_cells(ocells *a, size_t n, const char *fam, int with_tags)
         buf_reset(&q);
         buf_reset(&val);
         buf_reset(&tags);
-        random_bytes(&row, 1 + rnd_below(10), rnd_below(4) != 0);
+        size_t rlen = 1 + rnd_below(10);
+        random_bytes(&row, rlen, rnd_below(4) != 0);
         random_bytes(&q, rnd_below(5), 1);
         size_t vl = rnd_below(8) == 0 ? rnd_below(300) : rnd_below(12);
         if (rnd_below(5) == 0 && i > 0) /* repeat a value (FAST_DIFF same-value) */
@@ -1270,11 +1273,18 @@ encodings_round_trip(void **state)
                                           HFILE_ENCODING_FAST_DIFF, HFILE_ENCODING_ROW_INDEX_V1};
     kbuf blk = KBUF_INIT;
     for (int round = 0; round < 200; round++) {
-        enc_ctx x = {(int)rnd_below(2), (int)rnd_below(2)};
+        enc_ctx x;
+        x.tags = (int)rnd_below(2);
+        x.mvcc = (int)rnd_below(2);
         ocells a = {0};
         random_cells(&a, 1 + rnd_below(60), round % 3 ? "cf" : "", 1);
         for (size_t i = 0; i < a.n; i++) {
-            a.v[i].mvcc = rnd_below(3) == 0 ? rnd() >> rnd_below(64) : 0;
+            if (rnd_below(3) == 0) {
+                uint64_t m = rnd();
+                a.v[i].mvcc = m >> rnd_below(64);
+            } else {
+                a.v[i].mvcc = 0;
+            }
             if (rnd_below(7) == 0)
                 a.v[i].c.ts = -(int64_t)rnd_below(1000000);
             if (rnd_below(7) == 0)
@@ -1500,7 +1510,9 @@ encoded_files_round_trip(void **state)
     kbuf f = KBUF_INIT;
     for (int round = 0; round < 16; round++) {
         hfile_encoding enc = encs[round % 4];
-        enc_ctx x = {(int)rnd_below(2), (int)rnd_below(2)};
+        enc_ctx x;
+        x.tags = (int)rnd_below(2);
+        x.mvcc = (int)rnd_below(2);
         ocells a = {0};
         random_cells(&a, 50 + rnd_below(400), "cf", 1);
         for (size_t i = 0; i < a.n; i++) {
