@@ -368,8 +368,10 @@ manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out, uin
         uint64_t v = store_cur_u64(&c);
         int64_t ms = (int64_t)store_cur_u64(&c);
         kslice path = store_cur_str16(&c);
-        if (!store_cur_ok(&c) || memchr(path.p, 0, path.n) != NULL)
-            break;
+        if (!store_cur_ok(&c) || path.n > MANIFEST_PATH_MAX || memchr(path.p, 0, path.n) != NULL) {
+            manifest_free(out);
+            return status_set(err, KILN_CORRUPTION, "%s: malformed source entry", what);
+        }
         char *tmp = kiln_malloc(path.n + 1);
         memcpy(tmp, path.p, path.n);
         tmp[path.n] = '\0';

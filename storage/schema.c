@@ -516,7 +516,7 @@ schema_decode(const uint8_t *p, size_t n, const char *what, kiln_schema *out, ui
         memset(&f, 0, sizeof f);
         uint8_t nl = store_cur_u8(&c);
         kslice fn = store_cur_bytes(&c, nl);
-        if (memchr(fn.p, 0, fn.n) != NULL)
+        if (fn.n > SCHEMA_FAMILY_NAME_MAX || memchr(fn.p, 0, fn.n) != NULL)
             goto bad;
         memcpy(f.name, fn.p, fn.n);
         f.name[fn.n] = '\0';
@@ -545,8 +545,14 @@ schema_decode(const uint8_t *p, size_t n, const char *what, kiln_schema *out, ui
         kslice k = store_cur_str16(&c);
         uint32_t vl = store_cur_u32(&c);
         kslice v = store_cur_bytes(&c, vl);
-        if (!store_cur_ok(&c))
+        /* properties are C strings, kept sorted by key without repeats */
+        if (!store_cur_ok(&c) || memchr(k.p, 0, k.n) != NULL || memchr(v.p, 0, v.n) != NULL)
             goto bad;
+        if (out->prop_count > 0) {
+            const char *prev = out->props[out->prop_count - 1].key;
+            if (kslice_cmp(kslice_str(prev), k) >= 0)
+                goto bad;
+        }
         out->props = kiln_realloc(out->props, (out->prop_count + 1) * sizeof *out->props);
         out->props[out->prop_count].key = schema_cstr(k);
         out->props[out->prop_count].value = schema_cstr(v);
