@@ -630,15 +630,12 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
         remote_scan *rs = NULL;
         store_index_scan *is = NULL;
         kiln_status sst;
-        if (a.index != NULL && rem != NULL) {
-            sst = status_set(&err, KILN_UNSUPPORTED,
-                             "scan --index is not available with --server yet; use --data DIR "
-                             "or GET /TABLE/*?index=NAME&value=V");
-        } else if (a.index != NULL) {
+        if (a.index != NULL) {
             store_index_opts io;
             kslice vals[STORE_INDEX_COLUMNS_MAX];
             cmd_read_index_opts(&a, vals, &io);
-            sst = store_index_scan_open(v, a.index, &io, &is, &err);
+            sst = rem != NULL ? remote_index_scan_open(rem, argv[optind], a.index, &io, &rs, &err)
+                              : store_index_scan_open(v, a.index, &io, &is, &err);
         } else {
             sst = rem != NULL ? remote_scan_open(rem, argv[optind], &a.so, &rs, &err)
                               : store_scan_open(v, &a.so, &s, &err);

@@ -39,6 +39,7 @@ struct remote_scan {
     size_t next;                 /* next row of the current page */
     int more;                    /* the server said where the next page starts */
     kbuf next_start;
+    kbuf index;                  /* an index scan: "index=..&value=.." encoded; else empty */
 };
 
 kiln_status
@@ -349,8 +350,12 @@ remote_scan_target(remote_scan *s, const uint8_t *start, size_t start_len, uint6
     remote_table_path(b, s->table);
     buf_append_u8(b, '/');
     remote_str(b, route);
+    if (s->index.len > 0) {
+        buf_append_u8(b, '?');
+        buf_append(b, s->index.data, s->index.len);
+    }
     if (start_len > 0)
-        remote_param(b, "startrow", start, start_len);
+        remote_param(b, s->index.len > 0 ? "after" : "startrow", start, start_len);
     if (s->so.stop_len > 0)
         remote_param(b, "endrow", s->so.stop, s->so.stop_len);
     if (s->so.prefix_len > 0)
@@ -405,13 +410,14 @@ remote_scan_page(remote_scan *s, const uint8_t *start, size_t start_len, kiln_er
     st = remote_decode_rows(s->r, json_get(json_root(d), "Row"), err);
     s->next = 0;
     s->more = 0;
-    const json_node *ns = json_get(json_root(d), "next_startrow");
+    const char *next = s->index.len > 0 ? "next_after" : "next_startrow";
+    const json_node *ns = json_get(json_root(d), next);
     if (st == KILN_OK && ns != NULL) {
         size_t n;
         const char *t = json_str(ns, &n);
         buf_reset(&s->next_start);
         if (t == NULL || json_b64_decode(t, n, &s->next_start) != 0)
-            st = status_set(err, KILN_CORRUPTION, "server answer: bad next_startrow");
+            st = status_set(err, KILN_CORRUPTION, "server answer: bad %s", next);
         else
             s->more = 1;
     }
@@ -429,6 +435,43 @@ remote_scan_open(remote *r, const char *table, const store_scan_opts *o, remote_
     s->table = (char *)kiln_memdup(table, strlen(table) + 1);
     remote_scan_copy_opts(s, o);
     kiln_status st = remote_scan_page(s, s->so.start, s->so.start_len, err);
+    if (st != KILN_OK) {
+        remote_scan_close(s);
+        return st;
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+kiln_status
+remote_index_scan_open(remote *r, const char *table, const char *index,
+                       const store_index_opts *o, remote_scan **out, kiln_err *err)
+{
+    *out = NULL;
+    remote_scan *s = kiln_calloc(1, sizeof *s);
+    s->r = r;
+    s->table = (char *)kiln_memdup(table, strlen(table) + 1);
+    store_scan_opts so;
+    store_scan_opts_init(&so);
+    so.read = o->read;
+    so.limit = o->limit;
+    remote_scan_copy_opts(s, &so);
+    /* "?" + these parameters starts every page's query (remote_scan_target) */
+    remote_str(&s->index, "index=");
+    remote_enc(&s->index, (const uint8_t *)index, strlen(index));
+    for (size_t i = 0; i < o->nvalues; i++) {
+        remote_str(&s->index, "&value=");
+        remote_enc(&s->index, o->values[i].p, o->values[i].n);
+    }
+    if (o->has_value_start) {
+        remote_str(&s->index, "&value_start=");
+        remote_enc(&s->index, o->value_start.p, o->value_start.n);
+    }
+    if (o->has_value_stop) {
+        remote_str(&s->index, "&value_stop=");
+        remote_enc(&s->index, o->value_stop.p, o->value_stop.n);
+    }
+    kiln_status st = remote_scan_page(s, o->after.p, o->after.n, err);
     if (st != KILN_OK) {
         remote_scan_close(s);
         return st;
@@ -478,6 +521,7 @@ remote_scan_close(remote_scan *s)
     buf_free(&s->stop);
     buf_free(&s->prefix);
     buf_free(&s->next_start);
+    buf_free(&s->index);
     free(s);
 }
 

@@ -22,6 +22,7 @@
 #include "storage/buf.h"
 #include "storage/schema.h"
 #include "storage/status.h"
+#include "storage/store_index.h"
 #include "storage/store_view.h"
 
 #define REMOTE_TIMEOUT_MS 30000
@@ -44,6 +45,11 @@ typedef struct remote_scan remote_scan;
  * time range (as store_scan_open). */
 kiln_status remote_scan_open(remote *r, const char *table, const store_scan_opts *o,
                              remote_scan **out, kiln_err *err);
+/* Rows through the table's secondary index (as store_index_scan_open: the
+ * server's index=&value=&value_start=&value_stop= scan, paged by its
+ * "next_after"). Read with remote_scan_next. */
+kiln_status remote_index_scan_open(remote *r, const char *table, const char *index,
+                                   const store_index_opts *o, remote_scan **out, kiln_err *err);
 kiln_status remote_scan_next(remote_scan *s, store_row *out, int *has_row, kiln_err *err);
 void remote_scan_close(remote_scan *s);   /* s may be NULL */
 

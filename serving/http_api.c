@@ -23,6 +23,7 @@
 #include "serving/status_page.h"
 #include "storage/cell.h"
 #include "storage/schema.h"
+#include "storage/store_index.h"
 
 #define HTTP_API_SEGMENTS_MAX 8
 
@@ -612,6 +613,100 @@ http_api_multiget(http_api *a, const http_request *req, views_entry *e, http_api
     json_raw(&a->body, "]}\n");
 }
 
+/* A scan with index=NAME[&value=V]...[&value_start=A][&value_stop=B][&after=K]:
+ * the table's rows through its secondary index NAME (storage/store_index.h),
+ * with the scan's limit and column parameters. When a page is cut short the
+ * JSON carries "next_after": B64, the `after` of the next page. */
+static void
+http_api_index_scan(http_api *a, const http_request *req, views_entry *e, http_api_read *rd,
+                    kslice glob, http_api_reply *out)
+{
+    store_index_opts io;
+    store_index_opts_init(&io);
+    kslice vals[STORE_INDEX_COLUMNS_MAX], k;
+    const char *index = NULL;
+    kslice query = req->query, name, value;
+    while (http_query_next(&query, &name, &value)) {
+        if (http_slice_ieq(name, "index")) {
+            if (http_api_decode_cstr(a, value, &index) != 0 || index[0] == '\0') {
+                http_api_fail(a, out, 400, "bad_request", "index: bad index name");
+                return;
+            }
+        } else if (http_slice_ieq(name, "value")) {
+            if (io.nvalues == STORE_INDEX_COLUMNS_MAX) {
+                http_api_fail(a, out, 400, "bad_request", "more than %d values",
+                              STORE_INDEX_COLUMNS_MAX);
+                return;
+            }
+            if (http_api_key(a, value, 1, "value", &k, out) != 0)
+                return;
+            vals[io.nvalues++] = k;
+        } else if (http_slice_ieq(name, "value_start") || http_slice_ieq(name, "value_stop") ||
+                   http_slice_ieq(name, "after")) {
+            if (http_api_key(a, value, 1, "value range", &k, out) != 0)
+                return;
+            if (name.n == 5) {
+                io.after = k;
+            } else if (name.p[6] == 's' && name.p[7] == 't' && name.p[8] == 'a') {
+                io.has_value_start = 1;
+                io.value_start = k;
+            } else {
+                io.has_value_stop = 1;
+                io.value_stop = k;
+            }
+        }
+    }
+    if (glob.n > 0 || rd->so.start_len > 0 || rd->so.stop_len > 0 || rd->so.prefix_len > 0 ||
+        rd->so.reversed) {
+        http_api_fail(a, out, 400, "bad_request",
+                      "index scans take value, value_start, value_stop and after, not "
+                      "startrow, endrow, prefix or reversed");
+        return;
+    }
+    io.values = vals;
+    io.read = rd->so.read;
+    uint64_t page = a->env->page_rows;
+    if (rd->has_limit && rd->so.limit < page)
+        page = rd->so.limit;
+    io.limit = page + 1;   /* one more row tells whether a next page exists */
+    store_index_scan *s;
+    kiln_err err;
+    status_clear(&err);
+    if (store_index_scan_open(views_entry_view(e), index, &io, &s, &err) != KILN_OK) {
+        http_api_fail_status(a, out, &err);
+        return;
+    }
+    json_raw(&a->body, "{\"Row\":[");
+    uint64_t rows = 0;
+    kbuf last = KBUF_INIT;   /* the position of the last row in the page */
+    for (;;) {
+        store_row r;
+        int has;
+        if (store_index_scan_next(s, &r, &has, &err) != KILN_OK) {
+            http_api_fail_status(a, out, &err);
+            break;
+        }
+        if (!has) {
+            json_raw(&a->body, "]}\n");
+            break;
+        }
+        if (rows == page || a->body.len >= a->env->page_bytes) {
+            json_raw(&a->body, "],\"next_after\":\"");
+            json_b64_append(&a->body, last.data, last.len);
+            json_raw(&a->body, "\"}\n");
+            break;
+        }
+        if (rows++)
+            json_raw(&a->body, ",");
+        http_api_json_row(a, &r);
+        kslice pos = store_index_scan_position(s);
+        buf_reset(&last);
+        buf_append(&last, pos.p, pos.n);
+    }
+    buf_free(&last);
+    store_index_scan_close(s);
+}
+
 static void
 http_api_scan(http_api *a, const http_request *req, views_entry *e, kslice glob,
               http_api_reply *out)
@@ -621,6 +716,13 @@ http_api_scan(http_api *a, const http_request *req, views_entry *e, kslice glob,
     rd.has_limit = 0;
     if (http_api_parse_query(a, req->query, &rd, 0, out) != 0)
         return;
+    kslice query = req->query, name, value;
+    while (http_query_next(&query, &name, &value)) {
+        if (http_slice_ieq(name, "index")) {
+            http_api_index_scan(a, req, e, &rd, glob, out);
+            return;
+        }
+    }
     if (glob.n > 0) {
         kslice p;
         if (http_api_key(a, glob, 0, "row prefix", &p, out) != 0)
