@@ -7,9 +7,13 @@
 # hits both alike, and the summary prints medians and Kiln/RocksDB ratios.
 #
 #   scripts/bench.sh [--rows N] [--runs R] [--ops K] [--scan-ops K] [--dir DIR]
+#   scripts/bench.sh --summarize LOGDIR     (summary of an earlier run's logs)
 #
 # Defaults: 10M rows, 3 runs, 2M Gets per thread, 200k scans, data in
 # $BENCH_DIR or /tmp/kiln-bench. Logs go to build/bench-results/<time>/.
+# "ratio" is the ratio of the medians; "paired" the median of the per-run
+# ratios (each Kiln run against the RocksDB run right after it), which drift
+# on a shared machine disturbs less.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +25,9 @@ DIR=${BENCH_DIR:-/tmp/kiln-bench}
 PEER_SRC=../shared/bench/peers/rocksdb_bench
 
 usage() {
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 }
+SUMMARIZE=
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -31,6 +36,7 @@ while [ $# -gt 0 ]; do
     --ops) OPS=$2; shift 2 ;;
     --scan-ops) SCAN_OPS=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
+    --summarize) SUMMARIZE=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
@@ -38,6 +44,76 @@ done
 for v in "$ROWS" "$RUNS" "$OPS" "$SCAN_OPS"; do
     case $v in '' | *[!0-9]*) echo "bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
 done
+
+# values NAME SYS KEY: the KEY= values of the result lines (write/get/scan ...).
+values() {
+    { grep -E '^(write|get|scan) ' "$LOG/$1.$2.log" || true; } | tr ' ' '\n' | sed -n "s/^$3=//p"
+}
+rss() {
+    sed -n 's/^peak_rss_kb=//p' "$LOG/$1.$2.log" | awk '{ printf "%.0f\n", $1 / 1024 }'
+}
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+# paired NAME KEY: median over runs of kiln/rocksdb for run i.
+paired() {
+    paste <(values "$1" kiln "$2") <(values "$1" rocksdb "$2") |
+        awk -F'\t' '$1 != "" && $2 + 0 > 0 { print $1 / $2 }' | median |
+        awk '{ if ($1 == "nan") print "n/a"; else printf "%.2f", $1 }'
+}
+
+summary() {
+    local runs
+    runs=$(values write kiln keys_per_s | wc -l)
+    echo
+    echo "Kiln vs RocksDB, $(values write kiln n | head -1) rows, medians of $runs runs (logs: $LOG)"
+    printf '%-16s %10s %10s %6s %6s | %-20s | %-20s | %7s | %9s\n' test kiln rocksdb ratio paired \
+        "kiln p50/p99/p999 us" "rocksdb p50/p99/p999" "bad k/r" "rss MB k/r"
+    for name in write get_warm_t1 get_warm_t2 get_cache64_t1 missing_warm_t1 scan_warm_t1 scan_cache64_t1; do
+        [ -f "$LOG/$name.kiln.log" ] || continue
+        if [ "$name" = write ]; then key=keys_per_s; else key=ops_per_s; fi
+        k=$(values $name kiln $key | median)
+        o=$(values $name rocksdb $key | median)
+        lat() {
+            if [ "$name" = write ]; then echo "-"; return; fi
+            printf '%s/%s/%s' "$(values $name "$1" p50_us | median)" \
+                "$(values $name "$1" p99_us | median)" "$(values $name "$1" p999_us | median)"
+        }
+        badk=$(values $name kiln bad | awk '{ s += $1 } END { print s + 0 }')
+        bado=$(values $name rocksdb bad | awk '{ s += $1 } END { print s + 0 }')
+        [ "$name" = write ] && { badk=-; bado=-; }
+        printf '%-16s %10.0f %10.0f %6s %6s | %-20s | %-20s | %7s | %9s\n' "$name" "$k" "$o" \
+            "$(ratio "$k" "$o")" "$(paired $name $key)" "$(lat kiln)" "$(lat rocksdb)" \
+            "$badk/$bado" "$(rss $name kiln | median)/$(rss $name rocksdb | median)"
+    done
+    if [ -f "$LOG/file_sizes.txt" ]; then
+        echo
+        echo "file sizes (bytes):"
+        sed 's/^/  /' "$LOG/file_sizes.txt"
+    fi
+    echo
+    echo "targets (ratio of medians):"
+    w=$(ratio "$(values write kiln keys_per_s | median)" "$(values write rocksdb keys_per_s | median)")
+    g=$(ratio "$(values get_warm_t1 kiln ops_per_s | median)" "$(values get_warm_t1 rocksdb ops_per_s | median)")
+    m=$(ratio "$(values missing_warm_t1 kiln ops_per_s | median)" "$(values missing_warm_t1 rocksdb ops_per_s | median)")
+    gp=$(values get_warm_t1 kiln p99_us | median)
+    sp=$(values scan_warm_t1 kiln p99_us | median)
+    verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { ok = (d == "ge") ? (v + 0 >= t) : (v + 0 <= t); print ok ? "met" : "MISSED" }'; }
+    echo "  write >= 1.3x RocksDB:              $w  $(verdict "$w" 1.3 ge)"
+    echo "  get warm >= 1.5x RocksDB:           $g  $(verdict "$g" 1.5 ge)"
+    echo "  get warm p99 <= 4 us:               $gp  $(verdict "$gp" 4 le)"
+    echo "  missing keys >= RocksDB:            $m  $(verdict "$m" 1.0 ge)"
+    echo "  100-row scan warm p99 <= 30 us:     $sp  $(verdict "$sp" 30 le)"
+}
+
+if [ -n "$SUMMARIZE" ]; then
+    LOG=$SUMMARIZE
+    summary
+    exit 0
+fi
 
 echo "== build" >&2
 scripts/deps.sh --bench
@@ -99,55 +175,4 @@ done
 rm -f "$LOG/.time"
 
 # ---------------------------------------------------------------- summary
-# values NAME SYS KEY: the KEY= values of the result lines (write/get/scan ...).
-values() {
-    { grep -E '^(write|get|scan) ' "$LOG/$1.$2.log" || true; } | tr ' ' '\n' | sed -n "s/^$3=//p"
-}
-rss() {
-    sed -n 's/^peak_rss_kb=//p' "$LOG/$1.$2.log" | awk '{ printf "%.0f\n", $1 / 1024 }'
-}
-median() {
-    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
-}
-
-{
-    echo
-    echo "Kiln vs RocksDB, $ROWS rows, medians of $RUNS runs (logs: $LOG)"
-    printf '%-16s %12s %12s %7s | %-22s | %-22s | %7s | %9s\n' test kiln rocksdb ratio \
-        "kiln p50/p99/p999 us" "rocksdb p50/p99/p999 us" "bad k/r" "rss MB k/r"
-    for name in write get_warm_t1 get_warm_t2 get_cache64_t1 missing_warm_t1 scan_warm_t1 scan_cache64_t1; do
-        if [ "$name" = write ]; then key=keys_per_s; else key=ops_per_s; fi
-        k=$(values $name kiln $key | median)
-        o=$(values $name rocksdb $key | median)
-        lat() {
-            if [ "$name" = write ]; then echo "-"; return; fi
-            printf '%s/%s/%s' "$(values $name "$1" p50_us | median)" \
-                "$(values $name "$1" p99_us | median)" "$(values $name "$1" p999_us | median)"
-        }
-        badk=$(values $name kiln bad | awk '{ s += $1 } END { print s + 0 }')
-        bado=$(values $name rocksdb bad | awk '{ s += $1 } END { print s + 0 }')
-        [ "$name" = write ] && { badk=-; bado=-; }
-        printf '%-16s %12.0f %12.0f %7s | %-22s | %-22s | %7s | %9s\n' "$name" "$k" "$o" \
-            "$(ratio "$k" "$o")" "$(lat kiln)" "$(lat rocksdb)" "$badk/$bado" \
-            "$(rss $name kiln | median)/$(rss $name rocksdb | median)"
-    done
-    echo
-    echo "file sizes (bytes):"
-    sed 's/^/  /' "$LOG/file_sizes.txt"
-    echo
-    echo "targets:"
-    w=$(ratio "$(values write kiln keys_per_s | median)" "$(values write rocksdb keys_per_s | median)")
-    g=$(ratio "$(values get_warm_t1 kiln ops_per_s | median)" "$(values get_warm_t1 rocksdb ops_per_s | median)")
-    m=$(ratio "$(values missing_warm_t1 kiln ops_per_s | median)" "$(values missing_warm_t1 rocksdb ops_per_s | median)")
-    gp=$(values get_warm_t1 kiln p99_us | median)
-    sp=$(values scan_warm_t1 kiln p99_us | median)
-    verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { ok = (d == "ge") ? (v + 0 >= t) : (v + 0 <= t); print ok ? "met" : "MISSED" }'; }
-    echo "  write >= 1.3x RocksDB:              $w  $(verdict "$w" 1.3 ge)"
-    echo "  get warm >= 1.5x RocksDB:           $g  $(verdict "$g" 1.5 ge)"
-    echo "  get warm p99 <= 4 us:               $gp  $(verdict "$gp" 4 le)"
-    echo "  missing keys >= RocksDB:            $m  $(verdict "$m" 1.0 ge)"
-    echo "  100-row scan warm p99 <= 30 us:     $sp  $(verdict "$sp" 30 le)"
-} | tee "$LOG/summary.txt"
+summary | tee "$LOG/summary.txt"
