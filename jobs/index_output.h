@@ -28,10 +28,13 @@
  * Index rows are made where a job sees a row's columns: it offers each cell
  * of a row it emits (index_output_put); when a row has offered every column
  * of an index, that index's row is emitted. Cells of one row must be offered
- * one after another (a different row starts over). A row that several input
- * records give may leave an entry for a value it no longer holds; reads
- * check every entry against the row (store_index.h), so such entries are
- * never returned.
+ * one after another (a different row starts over), so an entry comes from
+ * one input record. A row that several input records give may leave an
+ * entry for a value it no longer holds; reads check every entry against the
+ * row (store_index.h), so such entries are never returned. But a row whose
+ * final values of a composite index come from different records gets no
+ * entry for that combination: input should carry every column of a
+ * composite index in each record that changes one of them.
  *
  * A single-table job enables all of it with index_output_setup (instead of
  * its split keys and hfile_output), index_output_row_key for its row keys,
