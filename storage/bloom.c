@@ -39,18 +39,28 @@ bloom_murmur(const uint8_t *p, size_t n, uint32_t seed)
     return h;
 }
 
+/* Bit i of a key: |(int32)(h1 + i*h2) mod bits| with Java's remainder sign.
+ * |c mod b| equals |c| mod b, which needs one 32-bit unsigned division
+ * (chunks are at most 2^31 bits, and |INT32_MIN| fits in a uint32). */
+static inline uint32_t
+bloom_bit(uint32_t h1, uint32_t h2, int i, uint32_t bits)
+{
+    int32_t c = (int32_t)(h1 + (uint32_t)i * h2);
+    uint32_t mag = c < 0 ? 0u - (uint32_t)c : (uint32_t)c;
+    return mag % bits;
+}
+
 int
 bloom_chunk_may_contain(const uint8_t *chunk, size_t chunk_bytes, int hash_count,
                         const uint8_t *key, size_t n)
 {
-    int64_t bits = (int64_t)chunk_bytes * 8;
-    if (bits <= 0)
+    if (chunk_bytes == 0 || chunk_bytes > UINT32_MAX / 8)
         return 1;
+    uint32_t bits = (uint32_t)chunk_bytes * 8;
     uint32_t h1 = bloom_murmur(key, n, 0);
     uint32_t h2 = bloom_murmur(key, n, h1);
     for (int i = 0; i < hash_count; i++) {
-        int32_t c = (int32_t)(h1 + (uint32_t)i * h2);
-        int64_t pos = llabs((int64_t)c % bits);
+        uint32_t pos = bloom_bit(h1, h2, i, bits);
         if ((chunk[pos >> 3] & (1u << (pos & 7))) == 0)
             return 0;
     }
@@ -60,12 +70,11 @@ bloom_chunk_may_contain(const uint8_t *chunk, size_t chunk_bytes, int hash_count
 static void
 bloom_set(uint8_t *chunk, size_t chunk_bytes, int hash_count, const uint8_t *key, size_t n)
 {
-    int64_t bits = (int64_t)chunk_bytes * 8;
+    uint32_t bits = (uint32_t)chunk_bytes * 8;
     uint32_t h1 = bloom_murmur(key, n, 0);
     uint32_t h2 = bloom_murmur(key, n, h1);
     for (int i = 0; i < hash_count; i++) {
-        int32_t c = (int32_t)(h1 + (uint32_t)i * h2);
-        int64_t pos = llabs((int64_t)c % bits);
+        uint32_t pos = bloom_bit(h1, h2, i, bits);
         chunk[pos >> 3] |= (uint8_t)(1u << (pos & 7));
     }
 }

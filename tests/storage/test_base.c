@@ -433,6 +433,37 @@ bloom_matches_hbase(void **state)
     buf_free(&file);
 }
 
+/* The bit positions follow HBase's formula |(int32)(h1 + i*h2) % bits| with
+ * Java remainder semantics, including INT32_MIN and odd bit counts: a chunk
+ * with exactly one bit set per probe answers yes only for the computed bit. */
+static void
+bloom_positions_match_formula(void **state)
+{
+    static const uint8_t key[] = "position-check";
+    uint32_t h1 = bloom_murmur(key, sizeof key - 1, 0);
+    uint32_t h2 = bloom_murmur(key, sizeof key - 1, h1);
+    for (size_t bytes = 1; bytes < 300; bytes += 7) {
+        int64_t bits = (int64_t)bytes * 8;
+        uint8_t *chunk = calloc(bytes, 1);
+        for (int i = 0; i < 9; i++) {
+            int32_t c = (int32_t)(h1 + (uint32_t)i * h2);
+            int64_t pos = llabs((int64_t)c % bits);
+            chunk[pos >> 3] |= (uint8_t)(1u << (pos & 7));
+        }
+        assert_true(bloom_chunk_may_contain(chunk, bytes, 9, key, sizeof key - 1));
+        free(chunk);
+    }
+    /* A chunk with every bit set except one probe's bit says no. */
+    uint8_t full[64];
+    memset(full, 0xFF, sizeof full);
+    int32_t c = (int32_t)(h1 + 3u * h2);
+    int64_t pos = llabs((int64_t)c % (64 * 8));
+    full[pos >> 3] &= (uint8_t)~(1u << (pos & 7));
+    assert_false(bloom_chunk_may_contain(full, sizeof full, 9, key, sizeof key - 1));
+    /* INT32_MIN: |-2^31 mod b| for a b that does not divide it. */
+    assert_int_equal(llabs((int64_t)INT32_MIN % 24), 8);
+}
+
 static void
 bloom_false_positive_rate(void **state)
 {
@@ -492,6 +523,7 @@ main(void)
         cmocka_unit_test(string_binary),
         cmocka_unit_test(codec_round_trip),
         cmocka_unit_test(bloom_matches_hbase),
+        cmocka_unit_test(bloom_positions_match_formula),
         cmocka_unit_test(bloom_false_positive_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
