@@ -415,7 +415,7 @@ bloom_matches_hbase(void **state)
     bloom_chunker *ch = bloom_chunker_new(BLOOM_CHUNK_BYTES_DEFAULT, BLOOM_ERROR_RATE_DEFAULT);
     assert_int_equal(bloom_chunker_hash_count(ch), 7);
     const bloom_chunk *out = NULL;
-    char row[8];
+    char row[16];
     for (int i = 0; i < 10; i++) {
         snprintf(row, sizeof row, "row-%02d", i);
         assert_int_equal(bloom_chunker_add(ch, (uint8_t *)row, 6, &out), 0);
