@@ -136,17 +136,17 @@ index_output_add(index_output *o, const char *spec, size_t len, kiln_err *err)
 }
 
 kiln_status
-index_output_new(mr_job *job, const kiln_schema *table, index_output **out, kiln_err *err)
+index_output_new(mr_job *job, const kiln_schema *table, const char *spec, index_output **out,
+                 kiln_err *err)
 {
     *out = NULL;
-    const char *spec = mr_conf_get(mr_job_conf(job), INDEX_OUTPUT_CONF, NULL);
-    if (spec == NULL || *spec == '\0')
-        return KILN_OK;
     index_output *o = kiln_calloc(1, sizeof *o);
     o->job = job;
     schema_copy(&o->table, table);
+    o->c_rows = mr_job_counter(job, "Secondary Index", "Index rows");
+    o->c_long = mr_job_counter(job, "Secondary Index", "Index rows too long (skipped)");
     kiln_status st = KILN_OK;
-    for (const char *p = spec; st == KILN_OK;) {
+    for (const char *p = spec != NULL ? spec : ""; *p != '\0' && st == KILN_OK;) {
         const char *semi = strchr(p, ';');
         size_t len = semi ? (size_t)(semi - p) : strlen(p);
         if (len > 0)
@@ -155,14 +155,10 @@ index_output_new(mr_job *job, const kiln_schema *table, index_output **out, kiln
             break;
         p = semi + 1;
     }
-    if (st == KILN_OK && o->n == 0)
-        st = status_set(err, KILN_INVALID, "%s: '%s' names no index", INDEX_OUTPUT_CONF, spec);
     if (st != KILN_OK) {
         index_output_free(o);
         return st;
     }
-    o->c_rows = mr_job_counter(job, "Secondary Index", "Index rows");
-    o->c_long = mr_job_counter(job, "Secondary Index", "Index rows too long (skipped)");
     *out = o;
     return KILN_OK;
 }
@@ -235,19 +231,35 @@ index_output_report(mr_job *job, const index_output *o)
 }
 
 kiln_status
+index_output_attach(mr_job *job, const kiln_schema *table, kbuf **keys, size_t *nkeys,
+                    const mr_output_format *inner, void *inner_arg, index_output **out,
+                    kiln_err *err)
+{
+    *out = NULL;
+    index_output *o;
+    kiln_status st = index_output_new(job, table,
+                                      mr_conf_get(mr_job_conf(job), INDEX_OUTPUT_CONF, NULL), &o,
+                                      err);
+    if (st != KILN_OK)
+        return st;
+    index_output_add_splits(o, keys, nkeys);
+    index_output_wrap(o, inner, inner_arg);
+    mr_job_set_output_format(job, &index_output_format, o);
+    if (o->n > 0)
+        index_output_report(job, o);
+    *out = o;
+    return KILN_OK;
+}
+
+kiln_status
 index_output_setup(mr_job *job, const kiln_schema *table, const schema_family *families,
                    size_t n, index_output **out, kiln_err *err)
 {
     *out = NULL;
-    index_output *o = NULL;
-    kiln_status st = index_output_new(job, table, &o, err);
+    hfile_output *own;
+    kiln_status st = hfile_output_new(job, families, n, &own, err);
     if (st != KILN_OK)
         return st;
-    if (o == NULL) {
-        o = kiln_calloc(1, sizeof *o);
-        o->job = job;
-        schema_copy(&o->table, table);
-    }
     /* Region boundaries as the encoded lower bounds of their first rows,
      * then the index tables' in the gap. */
     kbuf *keys = NULL;
@@ -255,27 +267,27 @@ index_output_setup(mr_job *job, const kiln_schema *table, const schema_family *f
     for (size_t i = 0; i < table->split_count; i++)
         cellkey_append_row(index_output_push_key(&keys, &nk), table->splits[i].data,
                            table->splits[i].len);
-    index_output_add_splits(o, &keys, &nk);
+    index_output *o = NULL;
+    st = index_output_attach(job, table, &keys, &nk, &hfile_output_format, own, &o, err);
+    if (st != KILN_OK)
+        hfile_output_free(own);
+    else
+        o->own = own;
     if (nk > 1)
         qsort(keys, nk, sizeof *keys, index_output_kbuf_cmp);
     kslice *sl = kiln_calloc(nk ? nk : 1, sizeof *sl);
     for (size_t i = 0; i < nk; i++)
         sl[i] = buf_slice(&keys[i]);
-    st = mr_job_set_split_keys(job, sl, nk, err);
+    if (st == KILN_OK)
+        st = mr_job_set_split_keys(job, sl, nk, err);
     free(sl);
     for (size_t i = 0; i < nk; i++)
         buf_free(&keys[i]);
     free(keys);
-    if (st == KILN_OK)
-        st = hfile_output_new(job, families, n, &o->own, err);
     if (st != KILN_OK) {
         index_output_free(o);
         return st;
     }
-    index_output_wrap(o, &hfile_output_format, o->own);
-    mr_job_set_output_format(job, &index_output_format, o);
-    if (o->n > 0)
-        index_output_report(job, o);
     *out = o;
     return KILN_OK;
 }

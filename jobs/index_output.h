@@ -36,11 +36,17 @@
  * entry for that combination: input should carry every column of a
  * composite index in each record that changes one of them.
  *
- * A single-table job enables all of it with index_output_setup (instead of
- * its split keys and hfile_output), index_output_row_key for its row keys,
- * index_output_put in map, and this first line in reduce:
+ * A job enables all of it with three calls and one line:
  *
- *   if (index_output_owns(key)) return index_output_reduce(t, key, values, err);
+ *   setup   index_output_setup(job, &schema, families, n, &ix, err) in place of
+ *           its split keys and hfile_output (a job writing one table with
+ *           hfile_output), or index_output_attach(job, &schema, &keys, &nkeys,
+ *           &its_format, its_arg, &ix, err) before it sets its split keys
+ *           (a job with its own output format, several tables, a table tag);
+ *   map     index_output_row_key(ix, row, n, &stored, err) for the stored (salted)
+ *           row key, and index_output_put(t, ix, row, family, qualifier, ts,
+ *           value, err) for each cell of the row (a no-op without indexes);
+ *   reduce  if (index_output_owns(key)) return index_output_reduce(t, key, values, err);
  *
  * Counters (group "Secondary Index"): Index rows, Index rows too long (skipped).
  *
@@ -61,12 +67,12 @@
 
 typedef struct index_output index_output;
 
-/* Indexes of table (its canonical name, families and salt_buckets) from
- * -D kiln.index; *out is NULL when the setting is absent or empty.
- * KILN_INVALID for a malformed spec, a family the table lacks, a repeated
- * name, or more than STORE_INDEX_MAX indexes. */
-kiln_status index_output_new(mr_job *job, const kiln_schema *table, index_output **out,
-                             kiln_err *err);
+/* The salting and indexes of table (its canonical name, families and
+ * salt_buckets) for spec, a kiln.index value ("NAME:cf:q[,cf:q2][;...]";
+ * NULL or empty: no index). KILN_INVALID for a malformed spec, a family the
+ * table lacks, a repeated name, or more than STORE_INDEX_MAX indexes. */
+kiln_status index_output_new(mr_job *job, const kiln_schema *table, const char *spec,
+                             index_output **out, kiln_err *err);
 void index_output_free(index_output *o);   /* o may be NULL */
 
 /* Number of indexes (0 for NULL). */
@@ -82,6 +88,15 @@ void index_output_add_splits(const index_output *o, kbuf **keys, size_t *n);
  * &index_output_format, o). */
 void index_output_wrap(index_output *o, const mr_output_format *inner, void *inner_arg);
 extern const mr_output_format index_output_format;
+
+/* index_output_new with -D kiln.index, its partition boundaries appended
+ * to keys[0..*nkeys) (the caller sorts them with its own and sets them),
+ * index_output_wrap(inner, inner_arg) and the job's output format set to
+ * index_output_format; the indexes listed in _job.json. One table per job
+ * may have indexes. */
+kiln_status index_output_attach(mr_job *job, const kiln_schema *table, kbuf **keys,
+                                size_t *nkeys, const mr_output_format *inner, void *inner_arg,
+                                index_output **out, kiln_err *err);
 
 /* All of it for a job writing one table with hfile_output: the table's
  * split keys and the indexes', an hfile_output over families[0..n), the
