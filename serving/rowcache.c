@@ -1,8 +1,12 @@
-/* rowcache.c -- sharded LRU caches of row images over one shared byte pool
- * (rowcache.h). Each shard has a chained hash table and an intrusive LRU
- * list under its own mutex; an entry is one allocation holding the key and
- * the image. The pool's byte count is atomic so that caches of different
- * tables and versions can share a budget without a global lock.
+/* rowcache.c -- sharded CLOCK caches of row images over one shared byte pool
+ * (rowcache.h). Each shard has a chained hash table and a ring of its
+ * entries under its own mutex; an entry is one allocation holding the key
+ * and the image. A hit only sets the entry's reference bit (the entry is in
+ * the CPU cache already; an LRU list would also write its two neighbours,
+ * two more cache misses on every hit of a large cache); eviction sweeps the
+ * ring with a hand, giving referenced entries a second chance. The pool's
+ * byte count is atomic so that caches of different tables and versions can
+ * share a budget without a global lock.
  */
 #include "serving/rowcache.h"
 
@@ -14,17 +18,18 @@
 #define ROWCACHE_SHARD_BITS 5
 #define ROWCACHE_SHARDS (1u << ROWCACHE_SHARD_BITS)
 
-/* LRU links; first in an entry, so a link is also its entry. */
+/* Ring links; first in an entry, so a link is also its entry. */
 typedef struct rowcache_link {
-    struct rowcache_link *prev, *next;   /* sentinel.next is the newest */
+    struct rowcache_link *prev, *next;
 } rowcache_link;
 
 typedef struct rowcache_entry {
-    rowcache_link lru;
+    rowcache_link ring;
     struct rowcache_entry *chain;
     uint64_t hash;
     int64_t expires_ms;
     uint32_t klen, vlen;
+    uint32_t referenced;                  /* set by hits, cleared by the hand */
     size_t charge;
     uint8_t data[];                       /* key, then image */
 } rowcache_entry;
@@ -35,7 +40,8 @@ typedef struct rowcache_shard {
     size_t nbuckets;                      /* power of two */
     size_t count;
     size_t bytes;
-    rowcache_link lru;
+    rowcache_link ring;                   /* sentinel */
+    rowcache_link *hand;                  /* next link the sweep looks at */
     uint64_t hits, misses, inserts, evictions;
     char pad[64];
 } rowcache_shard;
@@ -47,6 +53,7 @@ struct rowcache_pool {
 
 struct rowcache {
     rowcache_pool *pool;
+    rowcache *pred;                       /* evicted first while over budget (warming) */
     rowcache_shard shards[ROWCACHE_SHARDS];
 };
 
@@ -89,7 +96,8 @@ rowcache_new(rowcache_pool *pool)
         pthread_mutex_init(&s->mu, NULL);
         s->nbuckets = 256;
         s->buckets = kiln_calloc(s->nbuckets, sizeof *s->buckets);
-        s->lru.next = s->lru.prev = &s->lru;
+        s->ring.next = s->ring.prev = &s->ring;
+        s->hand = &s->ring;
     }
     return c;
 }
@@ -102,7 +110,7 @@ rowcache_free(rowcache *c)
     uint64_t freed = 0;
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
-        for (rowcache_link *l = s->lru.next; l != &s->lru;) {
+        for (rowcache_link *l = s->ring.next; l != &s->ring;) {
             rowcache_link *next = l->next;
             freed += ((rowcache_entry *)l)->charge;
             free(l);
@@ -155,33 +163,55 @@ rowcache_slot(rowcache_shard *s, uint64_t h, const uint8_t *key, size_t n)
     return pp;
 }
 
+/* Insert e just behind the hand: the sweep reaches it last. */
 static void
-rowcache_lru_unlink(rowcache_entry *e)
+rowcache_ring_insert(rowcache_shard *s, rowcache_entry *e)
 {
-    e->lru.prev->next = e->lru.next;
-    e->lru.next->prev = e->lru.prev;
+    rowcache_link *h = s->hand;
+    e->ring.next = h;
+    e->ring.prev = h->prev;
+    h->prev->next = &e->ring;
+    h->prev = &e->ring;
 }
 
-static void
-rowcache_lru_push(rowcache_shard *s, rowcache_entry *e)
-{
-    e->lru.next = s->lru.next;
-    e->lru.prev = &s->lru;
-    s->lru.next->prev = &e->lru;
-    s->lru.next = &e->lru;
-}
-
-/* Unlink e from its chain and the LRU list and free it. REQUIRES: s->mu. */
+/* Unlink e from its chain and the ring and free it. REQUIRES: s->mu. */
 static void
 rowcache_remove(rowcache *c, rowcache_shard *s, rowcache_entry *e)
 {
     rowcache_entry **pp = rowcache_slot(s, e->hash, e->data, e->klen);
     *pp = e->chain;
-    rowcache_lru_unlink(e);
+    if (s->hand == &e->ring)
+        s->hand = e->ring.next;
+    e->ring.prev->next = e->ring.next;
+    e->ring.next->prev = e->ring.prev;
     s->count--;
     s->bytes -= e->charge;
     atomic_fetch_sub_explicit(&c->pool->used, e->charge, memory_order_relaxed);
     free(e);
+}
+
+/* Evict one entry other than keep (CLOCK). Returns its charge, 0 if none. */
+static size_t
+rowcache_evict_one(rowcache *c, rowcache_shard *s, const rowcache_entry *keep)
+{
+    for (size_t steps = 0; steps <= 2 * s->count + 2; steps++) {
+        rowcache_link *l = s->hand;
+        if (l == &s->ring) {
+            s->hand = l->next;
+            continue;
+        }
+        rowcache_entry *e = (rowcache_entry *)l;
+        if (e == keep || e->referenced) {
+            e->referenced = 0;
+            s->hand = l->next;
+            continue;
+        }
+        size_t charge = e->charge;
+        rowcache_remove(c, s, e);
+        s->evictions++;
+        return charge;
+    }
+    return 0;
 }
 
 static void
@@ -216,10 +246,8 @@ rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *ou
         pthread_mutex_unlock(&s->mu);
         return 0;
     }
-    if (s->lru.next != &e->lru) {
-        rowcache_lru_unlink(e);
-        rowcache_lru_push(s, e);
-    }
+    if (!e->referenced)
+        e->referenced = 1;
     s->hits++;
     buf_reset(out);
     buf_append(out, e->data + e->klen, e->vlen);
@@ -242,6 +270,7 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     e->expires_ms = expires_ms;
     e->klen = (uint32_t)n;
     e->vlen = (uint32_t)len;
+    e->referenced = 0;
     e->charge = charge;
     e->chain = NULL;
     memcpy(e->data, key, n);
@@ -255,45 +284,78 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
         pp = rowcache_slot(s, h, key, n);
     }
     *pp = e;
-    rowcache_lru_push(s, e);
+    rowcache_ring_insert(s, e);
     s->count++;
     s->bytes += charge;
     s->inserts++;
     uint64_t used = atomic_fetch_add_explicit(&c->pool->used, charge, memory_order_relaxed) +
                     charge;
-    while (used > c->pool->capacity && s->lru.prev != &s->lru) {
-        rowcache_entry *old = (rowcache_entry *)s->lru.prev;
-        used -= old->charge;
-        rowcache_remove(c, s, old);
-        s->evictions++;
-        if (old == e)
+    if (used > c->pool->capacity && c->pred != NULL) {
+        /* the version being replaced gives up its rows first (lock order:
+         * a cache, then its predecessor; never the other way round) */
+        rowcache_shard *ps = &c->pred->shards[s - c->shards];
+        pthread_mutex_lock(&ps->mu);
+        while (used > c->pool->capacity) {
+            size_t freed = rowcache_evict_one(c->pred, ps, NULL);
+            if (freed == 0)
+                break;
+            used -= freed;
+        }
+        pthread_mutex_unlock(&ps->mu);
+    }
+    while (used > c->pool->capacity) {
+        size_t freed = rowcache_evict_one(c, s, e);
+        if (freed == 0) {
+            /* this shard holds nothing else: the pool is full of other caches */
+            rowcache_remove(c, s, e);
             break;
+        }
+        used -= freed;
     }
     if (s->count > s->nbuckets)
         rowcache_grow(s);
     pthread_mutex_unlock(&s->mu);
 }
 
+void
+rowcache_set_predecessor(rowcache *c, rowcache *pred)
+{
+    if (c != NULL)
+        c->pred = pred;
+}
+
 size_t
 rowcache_hot_keys(rowcache *c, size_t max, kbuf *out)
 {
-    /* Copy each shard's newest keys, then interleave the shards so that a
-     * warm-up cut short by its time budget has covered every shard alike. */
+    /* Copy each shard's referenced keys (read since the hand last passed),
+     * newest first, then the others; then interleave the shards so that a
+     * warm-up cut short by its time budget has covered every shard alike.
+     * A shard is walked at most twice its quota, to bound the lock hold. */
     kbuf per[ROWCACHE_SHARDS];
-    size_t cnt[ROWCACHE_SHARDS], pos[ROWCACHE_SHARDS];
+    size_t pos[ROWCACHE_SHARDS];
     size_t quota = (max + ROWCACHE_SHARDS - 1) / ROWCACHE_SHARDS;
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
         buf_init(&per[i]);
-        cnt[i] = pos[i] = 0;
+        pos[i] = 0;
+        size_t cnt = 0;
         pthread_mutex_lock(&s->mu);
-        for (rowcache_link *l = s->lru.next; l != &s->lru && cnt[i] < quota; l = l->next) {
-            const rowcache_entry *e = (const rowcache_entry *)l;
-            uint8_t len[4] = {(uint8_t)e->klen, (uint8_t)(e->klen >> 8),
-                              (uint8_t)(e->klen >> 16), (uint8_t)(e->klen >> 24)};
-            buf_append(&per[i], len, 4);
-            buf_append(&per[i], e->data, e->klen);
-            cnt[i]++;
+        for (int pass = 0; pass < 2; pass++) {
+            size_t walked = 0;
+            for (rowcache_link *l = s->hand->prev; l != s->hand && cnt < quota &&
+                                                   walked < 2 * quota;
+                 l = l->prev, walked++) {
+                if (l == &s->ring)
+                    continue;
+                const rowcache_entry *e = (const rowcache_entry *)l;
+                if ((pass == 0) != (e->referenced != 0))
+                    continue;
+                uint8_t len[4] = {(uint8_t)e->klen, (uint8_t)(e->klen >> 8),
+                                  (uint8_t)(e->klen >> 16), (uint8_t)(e->klen >> 24)};
+                buf_append(&per[i], len, 4);
+                buf_append(&per[i], e->data, e->klen);
+                cnt++;
+            }
         }
         pthread_mutex_unlock(&s->mu);
     }

@@ -22,8 +22,9 @@
  * moment a cell of the row passes its family's TTL) after which they miss.
  *
  * All caches of a server draw on one pool: a byte budget shared by every
- * table and version, each cache evicting its own least recently used rows
- * while the pool is over budget. Thread-safe: 32 shards, a mutex each.
+ * table and version, each cache evicting its own rows while the pool is over
+ * budget, by CLOCK (rows read since the sweep last passed get a second
+ * chance). Thread-safe: 32 shards, a mutex each.
  */
 #ifndef KILN_ROWCACHE_H
 #define KILN_ROWCACHE_H
@@ -62,7 +63,13 @@ int rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf
 /* Cache img for key (replacing any entry) until expires_ms. */
 void rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
                   int64_t expires_ms);
-/* Append up to max keys, most recently used first (shards taken in turn),
+/* While c is being warmed to replace pred (both in the same pool), let c's
+ * inserts evict pred's rows before its own when the pool is over budget, so
+ * that the new version's rows take the old one's room rather than failing
+ * to fit. NULL ends it. REQUIRES: pred outlives the link, and only one
+ * thread inserts into c while it is set (the warm-up). */
+void rowcache_set_predecessor(rowcache *c, rowcache *pred);
+/* Append up to max keys, recently read ones first (shards taken in turn),
  * each as a 4-byte little-endian length and the bytes. Returns the count. */
 size_t rowcache_hot_keys(rowcache *c, size_t max, kbuf *out);
 void rowcache_get_stats(rowcache *c, rowcache_stats *out);

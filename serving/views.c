@@ -453,7 +453,10 @@ views_open_entry(views *v, const char *name, views_entry *old)
     }
     views_entry *e = views_entry_new(v, name, sv);
     double t1 = views_mono_s();
+    if (old != NULL)
+        rowcache_set_predecessor(e->rows, old->rows);
     uint64_t warmed = views_warm(v, old, e);
+    rowcache_set_predecessor(e->rows, NULL);   /* before anyone else sees e */
     double t2 = views_mono_s();
     views_note_open(v, e, (t1 - t0) * 1e3, (t2 - t1) * 1e3, warmed, old != NULL);
     if (old != NULL)

@@ -436,7 +436,25 @@ rowcache_images_and_eviction(void **state)
     rowcache_get_stats(c, &st);
     assert_true(st.evictions > 0);
     assert_int_equal(st.hits, 2);
+    /* a successor warmed beside a full cache takes the predecessor's room */
+    rowcache *next = rowcache_new(pool);
+    rowcache_set_predecessor(next, c);
+    uint64_t before = rowcache_pool_used(pool);
+    for (int i = 0; i < 300; i++) {
+        int n = snprintf(key, sizeof key, "n%d", i);
+        rowcache_put(next, (const uint8_t *)key, (size_t)n, img.data, img.len,
+                     ROWCACHE_NO_EXPIRY);
+        assert_true(rowcache_pool_used(pool) <= 64 * 1024);
+    }
+    rowcache_set_predecessor(next, NULL);
+    rowcache_stats ns;
+    rowcache_get_stats(next, &ns);
+    assert_int_equal(ns.evictions, 0);
+    assert_true(ns.entries > 250);
+    rowcache_get_stats(c, &st);
+    assert_true(st.bytes < before);
     rowcache_free(c);
+    rowcache_free(next);
     assert_int_equal(rowcache_pool_used(pool), 0);
     rowcache_pool_free(pool);
     assert_null(rowcache_new(NULL));

@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# server_bench.sh -- kiln-server beside redis-server on the same machine, same
+# tools, same data, in one run. The Kiln side serves 10M rows (two tables:
+# "rkeys" with redis-benchmark's key form and the values of the Redis peer's
+# gen_resp.py, and "bench" with the shared dataset of rocksdb_bench/dataset.h);
+# redis-server is loaded by ../shared/bench/peers/redis_bench/gen_resp.py with
+# the same rows. Measured, alternating Kiln and Redis run by run (A B A B):
+#   - redis-benchmark GET, 50 clients, pipeline 1 and 16, random existing keys;
+#   - HTTP Gets of random existing rows with wrk (50 connections,
+#     bench/server_get.lua), and 100-row HTTP scans (bench/server_scan.lua);
+#   - a swap under load: `kiln load` of a new version (new files, new values)
+#     in the middle of a redis-benchmark run and of a wrk run, against the same
+#     run without a swap; throughput per quarter second around the swap;
+#   - the server's resident memory against its cache budget plus the indexes
+#     and blooms of the loaded files, sampled through the whole run, with an
+#     optional soak (--soak SECONDS of mixed load and a swap a minute).
+# Everything is warm: every row is read once through the server before timing.
+#
+#   bench/server_bench.sh [--rows N] [--runs R] [--dir DIR] [--threads T]
+#                         [--cache-mb M] [--row-cache-mb M] [--secs S] [--soak S]
+#
+# Defaults: 10M rows, 3 runs, data in $BENCH_DIR or /tmp/kiln-server-bench,
+# 2 threads, 8192 MiB cache (5120 for rows), wrk runs of 20 s, no soak. Logs
+# and summary.txt go to build/bench-results/server-<time>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+ROWS=10000000
+RUNS=3
+DIR=${BENCH_DIR:-/tmp/kiln-server-bench}
+THREADS=2
+CACHE_MB=8192
+ROW_MB=5120
+SECS=20
+SOAK=0
+HPORT=${HPORT:-18480}
+KPORT=${KPORT:-16480}
+RPORT=${RPORT:-6480}
+PEER=../shared/bench/peers/redis_bench
+
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --rows) ROWS=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --dir) DIR=$2; shift 2 ;;
+    --threads) THREADS=$2; shift 2 ;;
+    --cache-mb) CACHE_MB=$2; shift 2 ;;
+    --row-cache-mb) ROW_MB=$2; shift 2 ;;
+    --secs) SECS=$2; shift 2 ;;
+    --soak) SOAK=$2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "server_bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
+    esac
+done
+for v in "$ROWS" "$RUNS" "$THREADS" "$CACHE_MB" "$ROW_MB" "$SECS" "$SOAK"; do
+    case $v in '' | *[!0-9]*) echo "server_bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
+done
+
+echo "== build" >&2
+scripts/deps.sh --bench
+make -j2 all bench >&2
+B=$ROOT/build/bin
+LOG=$ROOT/build/bench-results/server-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$LOG" "$DIR"
+{
+    echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK dir=$DIR"
+    echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r); $(redis-server --version | cut -d' ' -f3)"
+    echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$LOG/params.txt"
+
+KPID=
+RPID=
+SAMPLER=
+cleanup() {
+    [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
+    [ -n "$KPID" ] && kill -TERM "$KPID" 2>/dev/null
+    [ -n "$RPID" ] && kill "$RPID" 2>/dev/null
+    wait 2>/dev/null
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------- data
+echo "== data" >&2
+for v in 0 1; do
+    [ -f "$DIR/rk$v/_SUCCESS" ] || python3 bench/server_gen.py "$B/kiln" "$DIR/rk$v" "$ROWS" --data-version $v
+    [ -f "$DIR/ds$v/_SUCCESS" ] || "$B/kiln-store-bench" build "$DIR/ds$v" "$ROWS" --data-version $v >&2
+done
+D=$DIR/data
+if [ ! -f "$DIR/data.rows" ] || [ "$(cat "$DIR/data.rows")" != "$ROWS" ]; then
+    rm -rf "$D"
+    "$B/kiln" --data "$D" create rkeys --family f:blocksize=4096 --splits-file "$DIR/rk0/_splits" >&2
+    "$B/kiln" --data "$D" create bench --family f:blocksize=4096 --splits-file "$DIR/ds0/_splits" >&2
+    echo "$ROWS" >"$DIR/data.rows"
+fi
+"$B/kiln" --data "$D" load rkeys "$DIR/rk0" --wait >&2
+"$B/kiln" --data "$D" load bench "$DIR/ds0" --wait >&2
+# bytes of indexes and blooms (load-on-open sections) of the loaded files
+INDEX_BYTES=$(for f in "$DIR"/rk0/f/part-* "$DIR"/ds0/f/part-*; do
+    "$B/kiln" hfile meta "$f" | awk '/^  (IDXLEAF2|IDXINTR2|IDXROOT2|BLMFBLK2|BLMFMET2) /{
+        for (i = 1; i <= NF; i++) if ($i ~ /^uncompressed_bytes=/) { sub("uncompressed_bytes=", "", $i); s += $i } }
+        END { print s + 0 }'
+done | awk '{ s += $1 } END { print s }')
+echo "index_and_bloom_bytes=$INDEX_BYTES" | tee -a "$LOG/params.txt"
+
+# ---------------------------------------------------------------- servers
+echo "== redis-server (port $RPORT), $ROWS keys" >&2
+redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no \
+    --logfile "$LOG/redis-server.log" &
+RPID=$!
+sleep 1
+redis-cli -p "$RPORT" flushall >/dev/null
+python3 "$PEER/gen_resp.py" "$ROWS" | redis-cli -p "$RPORT" --pipe >"$LOG/redis-load.log"
+redis-cli -p "$RPORT" info memory | grep -E '^used_memory(_rss)?:' | tee -a "$LOG/params.txt"
+
+echo "== kiln-server (http $HPORT, resp $KPORT)" >&2
+"$B/kiln-server" --data "$D" --listen "127.0.0.1:$HPORT" --resp-listen "127.0.0.1:$KPORT" \
+    --threads "$THREADS" --cache-mb "$CACHE_MB" --row-cache-mb "$ROW_MB" \
+    --resp-column f:v >"$LOG/kiln-server.log" 2>&1 &
+KPID=$!
+for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$HPORT/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+echo "kiln_rss_kb_after_open=$(awk '/VmRSS/{print $2}' /proc/$KPID/status)" | tee -a "$LOG/params.txt"
+
+# resident memory of both servers every 5 s
+(
+    while kill -0 "$KPID" 2>/dev/null; do
+        echo "$(date +%s) kiln_rss_kb=$(awk '/VmRSS/{print $2}' /proc/$KPID/status 2>/dev/null) redis_rss_kb=$(awk '/VmRSS/{print $2}' /proc/$RPID/status 2>/dev/null)"
+        sleep 5
+    done
+) >"$LOG/rss.log" &
+SAMPLER=$!
+
+# ---------------------------------------------------------------- warm
+echo "== warm: every row read once through kiln-server" >&2
+python3 - "$ROWS" <<'EOF' | redis-cli -p "$KPORT" --pipe >"$LOG/warm.log"
+import struct, sys
+n = int(sys.argv[1])
+out = sys.stdout.buffer
+for i in range(n):
+    k = b"key:%012d" % i
+    out.write(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
+for i in range(n):
+    k = b"bench/" + struct.pack(">QQ", 1000000 + 2 * (i // 10), (1 << 64) - 1 - (1700000000 - 60 * (i % 10)))
+    out.write(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
+EOF
+"$B/kiln" --server "127.0.0.1:$HPORT" count bench >"$LOG/warm-count.log"
+cat "$LOG/warm.log" "$LOG/warm-count.log" >&2
+
+# ---------------------------------------------------------------- redis-benchmark
+RB() {   # RB PORT PIPELINE N
+    redis-benchmark -h 127.0.0.1 -p "$1" -t get -r "$ROWS" -c 50 -P "$2" -n "$3" --csv 2>/dev/null | grep '^"GET"'
+}
+echo "== redis-benchmark GET, 50 clients" >&2
+: >"$LOG/resp.csv"
+for r in $(seq "$RUNS"); do
+    for P in 1 16; do
+        n=2000000
+        [ "$P" = 16 ] && n=8000000
+        for sys in kiln redis; do
+            port=$KPORT
+            [ $sys = redis ] && port=$RPORT
+            line=$(RB "$port" "$P" "$n")
+            echo "$sys,$P,$r,$line" | tee -a "$LOG/resp.csv" >&2
+        done
+    done
+done
+
+# ---------------------------------------------------------------- wrk
+WRK() {   # WRK SCRIPT -> "rps p50_ms p99_ms"
+    wrk -t2 -c50 -d"${SECS}s" --latency -s "$1" "http://127.0.0.1:$HPORT" -- "$ROWS" >"$LOG/wrk.tmp" 2>&1
+    cat "$LOG/wrk.tmp" >>"$LOG/wrk.log"
+    python3 - "$LOG/wrk.tmp" <<'EOF'
+import re, sys
+t = open(sys.argv[1]).read()
+def ms(s):
+    v, u = re.match(r"([\d.]+)(us|ms|s)", s).groups()
+    return float(v) * {"us": 0.001, "ms": 1, "s": 1000}[u]
+rps = re.search(r"Requests/sec:\s+([\d.]+)", t).group(1)
+p50 = ms(re.search(r"^\s+50%\s+(\S+)", t, re.M).group(1))
+p99 = ms(re.search(r"^\s+99%\s+(\S+)", t, re.M).group(1))
+errs = re.search(r"Non-2xx or 3xx responses: (\d+)", t)
+print(rps, "%.3f" % p50, "%.3f" % p99, errs.group(1) if errs else 0)
+EOF
+}
+echo "== wrk: HTTP Get and 100-row scans, 50 connections" >&2
+: >"$LOG/http.csv"
+for r in $(seq "$RUNS"); do
+    echo "get,$r,$(WRK bench/server_get.lua | tr ' ' ',')" | tee -a "$LOG/http.csv" >&2
+    echo "scan,$r,$(WRK bench/server_scan.lua | tr ' ' ',')" | tee -a "$LOG/http.csv" >&2
+done
+
+# ---------------------------------------------------------------- swaps under load
+# redis-benchmark prints its running rate every 250 ms; keep those lines.
+RBTRACE() {   # RBTRACE PORT PIPELINE N OUT
+    redis-benchmark -h 127.0.0.1 -p "$1" -t get -r "$ROWS" -c 50 -P "$2" -n "$3" 2>/dev/null |
+        tr '\r' '\n' >"$4"
+}
+echo "== swaps under load" >&2
+: >"$LOG/swap.csv"
+next=1
+for r in $(seq "$RUNS"); do
+    for P in 1 16; do
+        n=3000000
+        [ "$P" = 16 ] && n=12000000
+        RBTRACE "$KPORT" "$P" "$n" "$LOG/swap-base-$P-$r.txt"
+        ( sleep 3; "$B/kiln" --data "$D" load rkeys "$DIR/rk$next" --wait >"$LOG/swap-load-$P-$r.txt" 2>&1 ) &
+        LP=$!
+        RBTRACE "$KPORT" "$P" "$n" "$LOG/swap-during-$P-$r.txt"
+        wait $LP
+        next=$((1 - next))
+        echo "resp,$P,$r" >>"$LOG/swap.csv"
+    done
+    WRK bench/server_get.lua >"$LOG/swap-http-base-$r.txt"
+    ( sleep 5; "$B/kiln" --data "$D" load bench "$DIR/ds$((r % 2))" --wait >"$LOG/swap-http-load-$r.txt" 2>&1 ) &
+    LP=$!
+    WRK bench/server_get.lua >"$LOG/swap-http-during-$r.txt"
+    wait $LP
+done
+grep -E 'version [0-9]+ -> [0-9]+' "$LOG/kiln-server.log" >"$LOG/swaps.log" || true
+
+# ---------------------------------------------------------------- soak
+if [ "$SOAK" -gt 0 ]; then
+    echo "== soak: $SOAK s of HTTP Gets, scans and Redis GETs, a swap a minute" >&2
+    end=$(($(date +%s) + SOAK))
+    (
+        i=0
+        while [ "$(date +%s)" -lt "$end" ]; do
+            sleep 60
+            "$B/kiln" --data "$D" load rkeys "$DIR/rk$((i % 2))" --wait >/dev/null 2>&1
+            "$B/kiln" --data "$D" load bench "$DIR/ds$((i % 2))" --wait >/dev/null 2>&1
+            i=$((i + 1))
+        done
+    ) &
+    SW=$!
+    wrk -t1 -c20 -d"${SOAK}s" -s bench/server_get.lua "http://127.0.0.1:$HPORT" -- "$ROWS" >"$LOG/soak-get.txt" 2>&1 &
+    W1=$!
+    wrk -t1 -c5 -d"${SOAK}s" -s bench/server_scan.lua "http://127.0.0.1:$HPORT" -- "$ROWS" >"$LOG/soak-scan.txt" 2>&1 &
+    W2=$!
+    while kill -0 $W1 2>/dev/null; do
+        redis-benchmark -h 127.0.0.1 -p "$KPORT" -t get -r "$ROWS" -c 20 -P 4 -n 2000000 -q >/dev/null 2>&1 || true
+    done
+    wait $W1 $W2 $SW || true
+fi
+curl -s "http://127.0.0.1:$HPORT/metrics" >"$LOG/metrics.txt"
+kill "$SAMPLER" 2>/dev/null || true
+SAMPLER=
+
+# ---------------------------------------------------------------- summary
+python3 - "$LOG" "$CACHE_MB" "$INDEX_BYTES" <<'EOF' | tee "$LOG/summary.txt"
+import glob, os, re, statistics as st, sys
+log, cache_mb, index_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+med = lambda v: st.median(v) if v else float("nan")
+rows = [l.strip().split(",") for l in open(os.path.join(log, "resp.csv")) if l.strip()]
+print("redis-benchmark GET, 50 clients, random existing keys (medians of %d runs)" %
+      (max(int(r[2]) for r in rows) if rows else 0))
+print("  %-6s %-5s %12s %8s %8s" % ("P", "", "ops/s", "p50 ms", "p99 ms"))
+res = {}
+for P in ("1", "16"):
+    for sysname in ("kiln", "redis"):
+        sel = [r for r in rows if r[0] == sysname and r[1] == P]
+        rps = med([float(r[4].strip('"')) for r in sel])
+        p50 = med([float(r[7].strip('"')) for r in sel])
+        p99 = med([float(r[9].strip('"')) for r in sel])
+        res[(sysname, P)] = (rps, p50, p99)
+        print("  %-6s %-5s %12.0f %8.3f %8.3f" % (P, sysname, rps, p50, p99))
+    k, r = res[("kiln", P)], res[("redis", P)]
+    print("  P%-5s kiln/redis ops/s %.2fx (goal >= 1.0x), p99 %.3f vs %.3f ms (%s)" %
+          (P, k[0] / r[0], k[2], r[2], "no worse" if k[2] <= r[2] else "WORSE"))
+http = [l.strip().split(",") for l in open(os.path.join(log, "http.csv")) if l.strip()]
+print("\nHTTP with wrk, 50 connections (medians)")
+for kind in ("get", "scan"):
+    sel = [h for h in http if h[0] == kind]
+    rps, p50, p99 = (med([float(h[i]) for h in sel]) for i in (2, 3, 4))
+    errs = sum(int(h[5]) for h in sel)
+    print("  %-5s %10.0f req/s  p50 %.3f ms  p99 %.3f ms  non-2xx %d" % (kind, rps, p50, p99, errs))
+    if kind == "get":
+        print("        vs Redis GET P1 %.0f ops/s: %.2fx (goal >= 0.80x)" % (res[("redis", "1")][0], rps / res[("redis", "1")][0]))
+    else:
+        print("        100-row scan p99 %.3f ms (goal <= 1 ms)" % p99)
+def trace(path):
+    v = []
+    for l in open(path):
+        m = re.search(r"rps=([\d.]+)", l)
+        if m:
+            v.append(float(m.group(1)))
+    return v
+print("\nSwap under load (kiln load of a new version ~3 s into a run)")
+for P in ("1", "16"):
+    for base in sorted(glob.glob(os.path.join(log, "swap-base-%s-*.txt" % P))):
+        during = base.replace("swap-base", "swap-during")
+        b, d = trace(base), trace(during)
+        if len(d) < 16 or len(b) < 8:
+            continue
+        before = med(b[2:])
+        # intervals from the swap (about the 12th quarter second) on
+        after = d[12:]
+        first_s = med(after[:4]) if len(after) >= 4 else float("nan")
+        lowest = min(after) if after else float("nan")
+        print("  P%-3s run %s: rps %.0f without swap; first second after the swap %.0f (%.0f%%), "
+              "lowest quarter second %.0f (%.0f%%)" % (P, base.rsplit("-", 1)[1][:-4], before,
+              first_s, 100 * first_s / before, lowest, 100 * lowest / before))
+for base in sorted(glob.glob(os.path.join(log, "swap-http-base-*.txt"))):
+    b = open(base).read().split()
+    d = open(base.replace("base", "during")).read().split()
+    print("  HTTP Get run %s: %.0f req/s p99 %.3f ms without swap; %.0f req/s (%.0f%%) p99 %.3f ms (%.2fx) with one"
+          % (base.rsplit("-", 1)[1][:-4], float(b[0]), float(b[2]), float(d[0]),
+             100 * float(d[0]) / float(b[0]), float(d[2]), float(d[2]) / float(b[2])))
+sw = open(os.path.join(log, "swaps.log")).read().strip().splitlines()
+for l in sw[-6:]:
+    print("   ", l.split("info: ", 1)[-1])
+rss = [int(m.group(1)) for m in re.finditer(r"kiln_rss_kb=(\d+)", open(os.path.join(log, "rss.log")).read())]
+if rss:
+    budget = cache_mb * 1024 + index_bytes // 1024
+    print("\nMemory: kiln-server peak RSS %.0f MiB over %d samples; budget (cache %d MiB + indexes and "
+          "blooms %.0f MiB) %.0f MiB: %s" % (max(rss) / 1024, len(rss), cache_mb, index_bytes / 2**20,
+          budget / 1024, "within" if max(rss) <= budget else "OVER"))
+EOF
+echo "logs: $LOG" >&2
