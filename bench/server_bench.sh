@@ -204,8 +204,8 @@ echo "== swaps under load" >&2
 next=1
 for r in $(seq "$RUNS"); do
     for P in 1 16; do
-        n=3000000
-        [ "$P" = 16 ] && n=12000000
+        n=1200000
+        [ "$P" = 16 ] && n=6000000
         RBTRACE "$KPORT" "$P" "$n" "$LOG/swap-base-$P-$r.txt"
         ( sleep 3; "$B/kiln" --data "$D" load rkeys "$DIR/rk$next" --wait >"$LOG/swap-load-$P-$r.txt" 2>&1 ) &
         LP=$!
