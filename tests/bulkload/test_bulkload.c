@@ -3,7 +3,10 @@
  * copies across file systems, straddling files split into one file per region
  * (every cell kept, each piece inside its region), refusals (_SUCCESS missing,
  * unknown family, corrupt file, --no-split), duplicate detection in both
- * modes, the lock, and dry runs that write nothing. */
+ * modes, the lock, and dry runs that write nothing; index tables in a job
+ * output (_index/NAME/_schema checks, loaded into the same manifest, appends
+ * that must keep the index set, replaces that drop it) and salted tables
+ * (rows without their bucket byte refused). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +27,8 @@
 #include "storage/hfile_reader.h"
 #include "storage/hfile_writer.h"
 #include "storage/manifest.h"
+#include "storage/store_index.h"
+#include "storage/store_salt.h"
 #include "storage/table.h"
 
 static uint64_t rng_state;
@@ -520,6 +525,209 @@ load_refusals(void **state)
     assert_int_equal(rmdir(p), 0); /* empty */
 }
 
+/* Write job/_index/NAME/_schema for index `spec` of table (schema from the
+ * store), with its index table renamed to `rename` when not NULL. */
+static void
+write_index_schema(const char *data, const char *job, const char *dir_name, const char *spec,
+                   const char *rename)
+{
+    kiln_table *t;
+    kiln_err err;
+    status_clear(&err);
+    must(table_open(data, "t", &t, &err), &err);
+    store_index_def d;
+    must(store_index_def_parse(spec, &d, &err), &err);
+    kiln_schema is;
+    must(store_index_schema(table_schema(t), &d, &is, &err), &err);
+    if (rename != NULL)
+        snprintf(is.name, sizeof is.name, "%s", rename);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/_index", job);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/_index/%s", job, dir_name);
+    mkdir(p, 0755);
+    kbuf rec = KBUF_INIT;
+    schema_encode(&is, &rec);
+    snprintf(p, sizeof p, "%s/_index/%s/_schema", job, dir_name);
+    must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
+    buf_free(&rec);
+    schema_free(&is);
+    store_index_def_free(&d);
+    table_close(t);
+}
+
+/* Index directories in a job output: loaded with the table when well formed,
+ * refused with a reason otherwise; appends must keep the index set. */
+static void
+load_indexes(void **state)
+{
+    (void)state;
+    char data[1024], job[1024], p[4096];
+    path_of(data, sizeof data, "didx");
+    path_of(job, sizeof job, "jidx1");
+    make_table(data, "t");
+    const char *fams[] = {"cf"};
+    mkjob(job, fams, 1, 1);
+    snprintf(p, sizeof p, "%s/cf/f", job);
+    write_hfile(p, "cf", 0, 100, 1, 1, 100);
+    bulkload_options o;
+    bulkload_options_init(&o);
+    bulkload_result r;
+    kiln_err err;
+
+    /* no _schema */
+    snprintf(p, sizeof p, "%s/_index", job);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/_index/by_q", job);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/_index/by_q/i", job);
+    mkdir(p, 0755);
+    status_clear(&err);
+    assert_int_equal(bulkload_run(data, "t", job, &o, &r, &err), KILN_CORRUPTION);
+    assert_non_null(strstr(err.msg, "_index/by_q/_schema: missing"));
+    bulkload_result_free(&r);
+    /* a schema naming another index than its directory */
+    write_index_schema(data, job, "by_q", "other:cf:q0", NULL);
+    status_clear(&err);
+    assert_int_equal(bulkload_run(data, "t", job, &o, &r, &err), KILN_INVALID);
+    assert_non_null(strstr(err.msg, "defines index 'other'"));
+    bulkload_result_free(&r);
+    /* a column of a family the table lacks, an index of another table */
+    write_index_schema(data, job, "by_q", "by_q:cf:q0", "default:u.idx.by_q");
+    status_clear(&err);
+    assert_int_equal(bulkload_run(data, "t", job, &o, &r, &err), KILN_INVALID);
+    bulkload_result_free(&r);
+    /* a corrupt schema record */
+    write_index_schema(data, job, "by_q", "by_q:cf:q0", NULL);
+    snprintf(p, sizeof p, "%s/_index/by_q/_schema", job);
+    FILE *f = fopen(p, "r+b");
+    fseek(f, 20, SEEK_SET);
+    fputc('#', f);
+    fclose(f);
+    status_clear(&err);
+    assert_int_equal(bulkload_run(data, "t", job, &o, &r, &err), KILN_CORRUPTION);
+    assert_non_null(strstr(err.msg, "_schema"));
+    bulkload_result_free(&r);
+    /* well formed, with no entries yet: loads, and the manifest lists it */
+    write_index_schema(data, job, "by_q", "by_q:cf:q0", NULL);
+    status_clear(&err);
+    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    assert_int_equal(r.index_count, 1);
+    assert_string_equal(r.indexes[0], "by_q");
+    bulkload_result_free(&r);
+    manifest m;
+    read_current(data, "t", &m);
+    assert_int_equal(m.table_count, 2);
+    assert_string_equal(m.tables[1].schema.name, "default:t.idx.by_q");
+    manifest_free(&m);
+
+    /* appends: a job without the index, or with another one, is refused */
+    char job2[1024];
+    path_of(job2, sizeof job2, "jidx2");
+    mkjob(job2, fams, 1, 1);
+    snprintf(p, sizeof p, "%s/cf/f", job2);
+    write_hfile(p, "cf", 100, 200, 1, 1, 200);
+    o.mode = BULKLOAD_APPEND;
+    status_clear(&err);
+    assert_int_equal(bulkload_run(data, "t", job2, &o, &r, &err), KILN_INVALID);
+    assert_non_null(strstr(err.msg, "must build the indexes of version 1 (by_q)"));
+    bulkload_result_free(&r);
+    write_index_schema(data, job2, "by_q", "by_q:cf:q1", NULL);
+    status_clear(&err);
+    assert_int_equal(bulkload_run(data, "t", job2, &o, &r, &err), KILN_INVALID);
+    assert_non_null(strstr(err.msg, "differs from version 1"));
+    bulkload_result_free(&r);
+    write_index_schema(data, job2, "by_q", "by_q:cf:q0", NULL);
+    status_clear(&err);
+    must(bulkload_run(data, "t", job2, &o, &r, &err), &err);
+    assert_int_equal(r.version, 2);
+    bulkload_result_free(&r);
+    /* a replace without it drops it */
+    char job3[1024];
+    path_of(job3, sizeof job3, "jidx3");
+    mkjob(job3, fams, 1, 1);
+    snprintf(p, sizeof p, "%s/cf/f", job3);
+    write_hfile(p, "cf", 0, 10, 1, 1, 300);
+    o.mode = BULKLOAD_REPLACE;
+    status_clear(&err);
+    must(bulkload_run(data, "t", job3, &o, &r, &err), &err);
+    bulkload_result_free(&r);
+    read_current(data, "t", &m);
+    assert_int_equal(m.table_count, 1);
+    manifest_free(&m);
+}
+
+/* A salted table refuses rows without their bucket byte and takes rows
+ * with it. */
+static void
+load_salted(void **state)
+{
+    (void)state;
+    char data[1024], job[1024], p[4096];
+    path_of(data, sizeof data, "dsalt");
+    path_of(job, sizeof job, "jsalt");
+    kiln_schema s;
+    schema_init(&s);
+    snprintf(s.name, sizeof s.name, "salted");
+    kiln_err err;
+    status_clear(&err);
+    schema_family f;
+    schema_family_defaults(&f, "cf");
+    must(schema_add_family(&s, &f, &err), &err);
+    s.salt_buckets = 4;
+    schema_salt_default_splits(&s);
+    must(table_create(data, &s, &err), &err);
+    schema_free(&s);
+    const char *fams[] = {"cf"};
+    mkjob(job, fams, 1, 1);
+    snprintf(p, sizeof p, "%s/cf/f", job);
+    write_hfile(p, "cf", 0, 50, 1, 1, 100);
+    bulkload_options o;
+    bulkload_options_init(&o);
+    bulkload_result r;
+    status_clear(&err);
+    assert_int_equal(bulkload_run(data, "salted", job, &o, &r, &err), KILN_INVALID);
+    if (strstr(err.msg, "no valid bucket byte") == NULL)
+        fail_msg("%s", err.msg);
+    bulkload_result_free(&r);
+    /* the same rows salted, one file per bucket */
+    unlink(p);
+    for (uint32_t b = 0; b < 4; b++) {
+        hfile_writer_options wo;
+        hfile_writer_options_init(&wo);
+        wo.sync = 0;
+        hfile_writer *w;
+        snprintf(p, sizeof p, "%s/cf/b%u", job, b);
+        must(hfile_writer_open(p, &wo, &w, &err), &err);
+        for (int i = 0; i < 50; i++) {
+            char row[16];
+            int n = snprintf(row, sizeof row, "row%05d", i);
+            if (store_salt_bucket((const uint8_t *)row, (size_t)n, 4) != b)
+                continue;
+            kbuf k = KBUF_INIT;
+            store_salt_key(&k, 4, (const uint8_t *)row, (size_t)n);
+            kiln_cell c;
+            memset(&c, 0, sizeof c);
+            c.row = k.data;
+            c.row_len = (uint32_t)k.len;
+            c.family = (const uint8_t *)"cf";
+            c.family_len = 2;
+            c.qualifier = (const uint8_t *)"q";
+            c.qualifier_len = 1;
+            c.ts = 1;
+            c.type = CELL_TYPE_PUT;
+            must(hfile_writer_add(w, &c, &err), &err);
+            buf_free(&k);
+        }
+        must(hfile_writer_finish(w, NULL, &err), &err);
+    }
+    status_clear(&err);
+    must(bulkload_run(data, "salted", job, &o, &r, &err), &err);
+    assert_int_equal(r.regions_loaded, 4);
+    assert_int_equal(r.split, 0);
+    bulkload_result_free(&r);
+}
+
 static void
 load_lock_and_dry_run(void **state)
 {
@@ -618,6 +826,8 @@ main(void)
         cmocka_unit_test(load_refusals),
         cmocka_unit_test(load_lock_and_dry_run),
         cmocka_unit_test(load_copy_across_fs),
+        cmocka_unit_test(load_indexes),
+        cmocka_unit_test(load_salted),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,10 +1,11 @@
 /* test_bulkload_crash.c -- crash points of a real `kiln load` by fault
  * injection: every open, read, write, fsync, link, rename and unlink of a load
  * (checks, a straddling file split by the writer, hard links, manifest,
- * CURRENT, garbage collection) fails in turn. After each, a fresh open of the
- * table finds exactly the old view or exactly the new one (the cells of its
- * files are compared with the jobs' cells), and the next load succeeds and
- * leaves no orphaned file. */
+ * CURRENT, garbage collection) fails in turn. Each job output also holds a
+ * secondary index of the table (_index/by_v/). After each failure, a fresh
+ * open of the table finds exactly the old view or exactly the new one -- the
+ * table and its index together (the cells of their files are compared with
+ * the jobs' cells) -- and the next load succeeds and leaves no orphaned file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include "storage/env.h"
 #include "storage/hfile_reader.h"
 #include "storage/hfile_writer.h"
+#include "storage/store_index.h"
 #include "storage/store_rec.h"
 #include "storage/table.h"
 
@@ -45,6 +47,88 @@ must(kiln_status st, const kiln_err *err)
 }
 
 static char base[512];
+
+/* The table t: family cf, split at r01000 and r02000. */
+static void
+table_schema_of_t(kiln_schema *s)
+{
+    schema_init(s);
+    snprintf(s->name, sizeof s->name, "default:t");
+    kiln_err err;
+    status_clear(&err);
+    schema_family f;
+    schema_family_defaults(&f, "cf");
+    must(schema_add_family(s, &f, &err), &err);
+    must(schema_add_split(s, (const uint8_t *)"r01000", 6, &err), &err);
+    must(schema_add_split(s, (const uint8_t *)"r02000", 6, &err), &err);
+    must(schema_validate(s, &err), &err);
+}
+
+static int
+kbuf_cmp(const void *a, const void *b)
+{
+    return kslice_cmp(buf_slice(a), buf_slice(b));
+}
+
+/* The index by_v (cf:q) of rows [lo, hi) written by write_hfile: its schema
+ * record and one HFile of index rows, under job/_index/by_v/. */
+static void
+write_index(const char *job, int lo, int hi, int64_t ts)
+{
+    kiln_schema t, is;
+    table_schema_of_t(&t);
+    store_index_def d;
+    kiln_err err;
+    status_clear(&err);
+    must(store_index_def_parse("by_v:cf:q", &d, &err), &err);
+    must(store_index_schema(&t, &d, &is, &err), &err);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/_index", job);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/_index/by_v", job);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/_index/by_v/i", job);
+    mkdir(p, 0755);
+    kbuf rec = KBUF_INIT;
+    schema_encode(&is, &rec);
+    snprintf(p, sizeof p, "%s/_index/by_v/_schema", job);
+    must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
+    buf_free(&rec);
+    kbuf *keys = calloc((size_t)(hi - lo), sizeof *keys);
+    for (int i = lo; i < hi; i++) {
+        char row[16], val[32];
+        int rn = snprintf(row, sizeof row, "r%05d", i);
+        int vn = snprintf(val, sizeof val, "v%lld.%d", (long long)ts, i);
+        kslice v = kslice_make(val, (size_t)vn);
+        store_index_key(&keys[i - lo], &v, 1, (const uint8_t *)row, (size_t)rn);
+    }
+    qsort(keys, (size_t)(hi - lo), sizeof *keys, kbuf_cmp);
+    hfile_writer_options o;
+    hfile_writer_options_init(&o);
+    o.block_size = 1024;
+    o.sync = 0;
+    hfile_writer *w;
+    snprintf(p, sizeof p, "%s/_index/by_v/i/p0", job);
+    must(hfile_writer_open(p, &o, &w, &err), &err);
+    for (int i = 0; i < hi - lo; i++) {
+        kiln_cell c;
+        memset(&c, 0, sizeof c);
+        c.row = keys[i].data;
+        c.row_len = (uint32_t)keys[i].len;
+        c.family = (const uint8_t *)STORE_INDEX_FAMILY;
+        c.family_len = 1;
+        c.qualifier = (const uint8_t *)"";
+        c.ts = ts;
+        c.type = CELL_TYPE_PUT;
+        must(hfile_writer_add(w, &c, &err), &err);
+        buf_free(&keys[i]);
+    }
+    must(hfile_writer_finish(w, NULL, &err), &err);
+    free(keys);
+    store_index_def_free(&d);
+    schema_free(&is);
+    schema_free(&t);
+}
 
 static void
 write_hfile(const char *path, int lo, int hi, int64_t ts)
@@ -115,12 +199,15 @@ view_digest(const char *data, uint64_t *version, uint64_t *cells)
     *version = m.version;
     *cells = 0;
     uint64_t d = 0;
-    for (size_t r = 0; r < m.tables[0].region_count; r++) {
-        const manifest_region *reg = &m.tables[0].regions[r];
-        for (size_t f = 0; f < reg->file_count; f++) {
-            char p[4096];
-            table_file_path(t, reg->files[f].name, p, sizeof p);
-            d += file_digest(p, cells);
+    assert_int_equal(m.table_count, 2);   /* the table and its index */
+    for (size_t i = 0; i < m.table_count; i++) {
+        for (size_t r = 0; r < m.tables[i].region_count; r++) {
+            const manifest_region *reg = &m.tables[i].regions[r];
+            for (size_t f = 0; f < reg->file_count; f++) {
+                char p[4096];
+                table_file_path(t, reg->files[f].name, p, sizeof p);
+                d += file_digest(p, cells);
+            }
         }
     }
     manifest_free(&m);
@@ -128,24 +215,28 @@ view_digest(const char *data, uint64_t *version, uint64_t *cells)
     return d;
 }
 
+/* The cells of a job output: the table's and the index's. */
 static uint64_t
 job_digest(const char *job, uint64_t *cells)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/cf", job);
-    DIR *d = opendir(p);
-    assert_non_null(d);
+    static const char *dirs[] = {"cf", "_index/by_v/i"};
     uint64_t dg = 0;
-    struct dirent *e;
     *cells = 0;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char fp[8192];
-        snprintf(fp, sizeof fp, "%s/%s", p, e->d_name);
-        dg += file_digest(fp, cells);
+    for (size_t i = 0; i < 2; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", job, dirs[i]);
+        DIR *d = opendir(p);
+        assert_non_null(d);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            char fp[8192];
+            snprintf(fp, sizeof fp, "%s/%s", p, e->d_name);
+            dg += file_digest(fp, cells);
+        }
+        closedir(d);
     }
-    closedir(d);
     return dg;
 }
 
@@ -161,6 +252,7 @@ make_job(const char *job, int lo, int hi, int64_t ts)
     write_hfile(p, lo, lo + 300, ts);
     snprintf(p, sizeof p, "%s/cf/p1", job);
     write_hfile(p, lo + 300, hi, ts);
+    write_index(job, lo, hi, ts);
     snprintf(p, sizeof p, "%s/_SUCCESS", job);
     FILE *f = fopen(p, "w");
     fclose(f);
@@ -172,15 +264,9 @@ fresh_store(const char *data, const char *job_0, const char *job_a)
 {
     nftw(data, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
     kiln_schema s;
-    schema_init(&s);
-    snprintf(s.name, sizeof s.name, "t");
+    table_schema_of_t(&s);
     kiln_err err;
     status_clear(&err);
-    schema_family f;
-    schema_family_defaults(&f, "cf");
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"r01000", 6, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"r02000", 6, &err), &err);
     must(table_create(data, &s, &err), &err);
     schema_free(&s);
     bulkload_options o;
@@ -207,14 +293,16 @@ check_no_orphans(const char *data)
     for (size_t i = 0; i < nv; i++) {
         manifest m;
         must(table_read_manifest(t, vs[i], &m, NULL, &err), &err);
-        for (size_t r = 0; r < m.tables[0].region_count; r++) {
-            for (size_t f = 0; f < m.tables[0].regions[r].file_count; f++) {
-                const char *n = m.tables[0].regions[r].files[f].name;
-                int dup = 0;
-                for (size_t j = 0; j < referenced; j++)
-                    dup |= strcmp(names[j], n) == 0;
-                if (!dup)
-                    snprintf(names[referenced++], sizeof names[0], "%s", n);
+        for (size_t ti = 0; ti < m.table_count; ti++) {
+            for (size_t r = 0; r < m.tables[ti].region_count; r++) {
+                for (size_t f = 0; f < m.tables[ti].regions[r].file_count; f++) {
+                    const char *n = m.tables[ti].regions[r].files[f].name;
+                    int dup = 0;
+                    for (size_t j = 0; j < referenced; j++)
+                        dup |= strcmp(names[j], n) == 0;
+                    if (!dup)
+                        snprintf(names[referenced++], sizeof names[0], "%s", n);
+                }
             }
         }
         manifest_free(&m);
