@@ -78,13 +78,15 @@ views_finish() {
     exit $?
 }
 
-# run_view NP OUT ARGS...: the view job on NP ranks; exit status in $rc
+# run_view NP OUT ARGS...: the view job on NP ranks; exit status in $rc,
+# stderr in $work/job.err
 run_view() {
     local np=$1 out=$2
     shift 2
     ./run_job.sh -n "$np" --timeout 120 "$VIEW" --output "$out" --data "$KILN_DATA" \
-        -D kiln.progress=false -D kiln.job.time=$JOB_TIME "$@" >"$work/job.out" 2>"$work/last.err"
+        -D kiln.progress=false -D kiln.job.time=$JOB_TIME "$@" >"$work/job.out" 2>"$work/job.err"
     rc=$?
+    cat "$work/job.err" >>"$work/last.err"
 }
 
 # The files (relative paths, links included) of an output, and whether two
