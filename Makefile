@@ -148,6 +148,13 @@ test: deps all $(TESTS) $(FUZZ_SMOKE)
 deps:
 	@scripts/deps.sh
 
+# The five view jobs end to end on generated data, served and queried;
+# leaves demo-data/ to explore (scripts/demo.sh --help).
+demo: deps all
+	BUILD=$(BUILD) scripts/demo.sh
+
+.PHONY: demo
+
 # ---------------------------------------------------------------- fuzzing
 # libFuzzer targets are built with clang from the sources directly (own ASan build).
 FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
