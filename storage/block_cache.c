@@ -71,6 +71,7 @@ struct block_cache {
     unsigned nshards;
     unsigned shard_shift;   /* hash >> shard_shift picks the shard */
     size_t capacity;
+    _Atomic size_t reserved; /* block_cache_reserve */
 };
 
 static _Atomic uint64_t next_file_id = 1;
@@ -397,6 +398,23 @@ block_cache_release(block_cache *c, block_cache_handle *h)
     if (dead)
         entry_free(dead);
     free_list(evicted);
+}
+
+int
+block_cache_reserve(block_cache *c, size_t bytes)
+{
+    size_t cur = atomic_load(&c->reserved);
+    do {
+        if (bytes > c->capacity / 4 || cur > c->capacity / 4 - bytes)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&c->reserved, &cur, cur + bytes));
+    return 1;
+}
+
+void
+block_cache_unreserve(block_cache *c, size_t bytes)
+{
+    atomic_fetch_sub(&c->reserved, bytes);
 }
 
 void

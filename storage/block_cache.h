@@ -56,6 +56,13 @@ size_t block_cache_size(const block_cache_handle *h);
 /* Unpin. h may be NULL. */
 void block_cache_release(block_cache *c, block_cache_handle *h);
 
+/* Long-lived pins (a reader keeping its index and bloom blocks pinned): ask
+ * to reserve bytes of the budget for them. 1 if granted, 0 if all such
+ * reservations together would exceed a quarter of the capacity. Give it back
+ * with block_cache_unreserve when the pins are released. */
+int block_cache_reserve(block_cache *c, size_t bytes);
+void block_cache_unreserve(block_cache *c, size_t bytes);
+
 /* Drop every unpinned block of a file (when the file is closed). */
 void block_cache_erase_file(block_cache *c, uint64_t file_id);
 

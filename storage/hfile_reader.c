@@ -83,6 +83,7 @@ struct hfile_reader {
     uint8_t checksum_type;
     uint32_t bytes_per_checksum;
     pin_table root_children;    /* index blocks under the root, when pinned */
+    size_t pins_reserved;       /* block_cache_reserve'd for the pins */
     uint64_t loo_uncompressed;      /* sum of uncompressed+33 over load-on-open blocks but the data root */
     size_t memory;
 };
@@ -310,19 +311,19 @@ pin_table_free(block_cache *c, pin_table *pt)
 }
 
 /* Pin the index blocks under the root and the bloom chunks when a shared
- * cache has ample room for them (their total is small next to the data:
- * typically 1-3%), so a Get does one cache lookup, for its data block. */
+ * cache has room for them (their total is small next to the data: typically
+ * 1-3%; all readers' pins together stay within a quarter of the cache), so a
+ * Get does one cache lookup, for its data block. */
 static void
 setup_pins(hfile_reader *r, int shared_cache)
 {
     if (!shared_cache)
         return;
-    block_cache_stats st;
-    block_cache_get_stats(r->cache, &st);
     uint64_t want = r->t.uncompressed_data_index_size + r->general.total_bytes +
                     r->delfam.total_bytes;
-    if (want > st.capacity / 8)
+    if (want > SIZE_MAX / 2 || !block_cache_reserve(r->cache, (size_t)want))
         return;
+    r->pins_reserved = (size_t)want;
     if (r->levels > 1 && r->root_count > 0)
         pin_table_init(&r->root_children, r->root_count);
     if (r->general.usable)
@@ -704,6 +705,8 @@ hfile_reader_close(hfile_reader *r)
         pin_table_free(r->cache, &r->root_children);
         pin_table_free(r->cache, &r->general.pins);
         pin_table_free(r->cache, &r->delfam.pins);
+        if (r->pins_reserved)
+            block_cache_unreserve(r->cache, r->pins_reserved);
         block_cache_erase_file(r->cache, r->file_id);
         if (r->own_cache)
             block_cache_free(r->cache);

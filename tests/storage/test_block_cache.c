@@ -290,6 +290,26 @@ inline_blocks(void **state)
     block_cache_free(c);
 }
 
+static void
+reservations_bounded(void **state)
+{
+    block_cache *c = block_cache_new(4000);
+    assert_true(block_cache_reserve(c, 600));
+    assert_true(block_cache_reserve(c, 400));   /* 1000: a quarter */
+    assert_false(block_cache_reserve(c, 1));
+    block_cache_unreserve(c, 400);
+    assert_false(block_cache_reserve(c, 401));
+    assert_true(block_cache_reserve(c, 400));
+    block_cache_unreserve(c, 1000);
+    assert_false(block_cache_reserve(c, 1001));
+    assert_true(block_cache_reserve(c, 1000));
+    block_cache_free(c);
+    c = block_cache_new(0);
+    assert_false(block_cache_reserve(c, 1));
+    assert_true(block_cache_reserve(c, 0));
+    block_cache_free(c);
+}
+
 /* ------------------------------------------------------------------ threads */
 
 typedef struct worker {
@@ -373,6 +393,7 @@ main(void)
         cmocka_unit_test(erase_file_drops_blocks),
         cmocka_unit_test(zero_capacity_caches_nothing),
         cmocka_unit_test(inline_blocks),
+        cmocka_unit_test(reservations_bounded),
         cmocka_unit_test(concurrent_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
