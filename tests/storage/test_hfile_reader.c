@@ -1432,8 +1432,12 @@ build_encoded_file(kbuf *f, hfile_encoding enc, kiln_codec codec, const ocells *
     uint64_t total = 0, last_data = 0, sum_k = 0, sum_v = 0;
     uint32_t nblocks = 0, max_tags = 0;
     int64_t prev = -1;
-    for (size_t i = 0; i < a->n; i += per_block) {
-        ocells part = {a->v + i, a->n - i < per_block ? a->n - i : per_block, 0};
+    for (size_t i = 0, end; i < a->n; i = end) {
+        /* as HBase, never split equal keys between blocks */
+        end = a->n - i < per_block ? a->n : i + per_block;
+        while (end < a->n && cell_compare(&a->v[end].c, &a->v[end - 1].c) == 0)
+            end++;
+        ocells part = {a->v + i, end - i, 0};
         encode_block(enc, &part, x, &payload);
         uint64_t off = f->len;
         uint32_t size = put_block(f, HFILE_BLOCK_ENCODED_DATA, codec, &payload, prev);
