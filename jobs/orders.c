@@ -25,7 +25,7 @@
  * then each order followed by its lines (the value bytes order them: 00 for
  * the customer; 01 order 00 for an order; 01 order 01 line for a line) and
  * writes the row. A line names only its order, so setup reads the orders
- * input on every rank into a sorted order -> customer table (20 bytes per
+ * input on every rank into a sorted order -> customer table (24 bytes per
  * order) that map uses to route lines. The last line in input order wins for
  * a repeated customer, order or order line. Counted and dropped: lines of an
  * unknown order, orders (and their lines) of an unknown customer; counted:
@@ -509,7 +509,7 @@ const mr_job_def orders_job = {
     "                 its regions and family settings are used.\n"
     "\n"
     "Every rank reads the orders input once more to route lines to customers\n"
-    "(about 20 bytes of memory per order). The last line wins for a repeated\n"
+    "(24 bytes of memory per order). The last line wins for a repeated\n"
     "customer, order or line; lines of unknown orders and orders of unknown\n"
     "customers are counted and dropped.\n"
     "Settings: -D orders.skip.bad.lines=false fails on the first bad line.\n",
