@@ -144,7 +144,7 @@ useractions_setup(mr_job *job, int argc, char **argv, kiln_err *err)
 
 const mr_job_def useractions_job = {
     "useractions",
-    "per-user activity newest first: rows <user><MAX-ts><action> (a view)",
+    "per-user activity, newest first: rows <user><MAX - ts><action>",
     "Usage: kiln-mr useractions --input PATH... --output DIR [--data DIR] [--table NAME]\n"
     "\n"
     "Builds the per-user activity view from lines\n"
