@@ -641,19 +641,17 @@ http_api_index_scan(http_api *a, const http_request *req, views_entry *e, http_a
             if (http_api_key(a, value, 1, "value", &k, out) != 0)
                 return;
             vals[io.nvalues++] = k;
-        } else if (http_slice_ieq(name, "value_start") || http_slice_ieq(name, "value_stop") ||
-                   http_slice_ieq(name, "after")) {
-            if (http_api_key(a, value, 1, "value range", &k, out) != 0)
+        } else if (http_slice_ieq(name, "value_start")) {
+            if (http_api_key(a, value, 1, "value_start", &io.value_start, out) != 0)
                 return;
-            if (name.n == 5) {
-                io.after = k;
-            } else if (name.p[6] == 's' && name.p[7] == 't' && name.p[8] == 'a') {
-                io.has_value_start = 1;
-                io.value_start = k;
-            } else {
-                io.has_value_stop = 1;
-                io.value_stop = k;
-            }
+            io.has_value_start = 1;
+        } else if (http_slice_ieq(name, "value_stop")) {
+            if (http_api_key(a, value, 1, "value_stop", &io.value_stop, out) != 0)
+                return;
+            io.has_value_stop = 1;
+        } else if (http_slice_ieq(name, "after")) {
+            if (http_api_key(a, value, 1, "after", &io.after, out) != 0)
+                return;
         }
     }
     if (glob.n > 0 || rd->so.start_len > 0 || rd->so.stop_len > 0 || rd->so.prefix_len > 0 ||
