@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/index_output.h"
 #include "jobs/jobs.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
@@ -82,13 +83,22 @@ useractions_map(mr_task *t, kslice line, kiln_err *err)
     uint8_t pos[VIEW_POS];
     view_pos(t, pos);
     kslice rest = kslice_make(f[3].p, line.n - (size_t)(f[3].p - line.p));
-    return view_emit(st->v, t, st->table, kslice_make(row, sizeof row), kslice_make(pos, VIEW_POS),
-                     rest, err);
+    kslice r = kslice_make(row, sizeof row);
+    kiln_status s = KILN_OK;
+    if (f[4].n > 0)
+        s = view_index_put(st->v, t, st->table, r, "content", kslice_str("detail"), ts, f[4], err);
+    if (s == KILN_OK)
+        s = view_index_put(st->v, t, st->table, r, "content", kslice_str("name"), ts, f[3], err);
+    if (s != KILN_OK)
+        return s;
+    return view_emit(st->v, t, st->table, r, kslice_make(pos, VIEW_POS), rest, err);
 }
 
 static kiln_status
 useractions_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
+    if (index_output_owns(key))
+        return index_output_reduce(t, key, values, err);
     useractions_state *st = mr_task_state(t);
     size_t table;
     uint64_t n;
@@ -166,7 +176,10 @@ const mr_job_def useractions_job = {
     "next_startrow; a time window by start/stop keys (docs/views.md).\n"
     "\n"
     "Settings: -D useractions.skip.bad.lines=false fails the job on the first bad\n"
-    "line (default: count them under useractions / Bad Lines and skip them).\n",
+    "line (default: count them under useractions / Bad Lines and skip them).\n"
+    "A salted table (kiln create --salt-buckets N) gets each row's bucket byte;\n"
+    "-D kiln.index=NAME:content:name[;...] builds secondary indexes beside it\n"
+    "(the table must exist), loaded with it by `kiln load`.\n",
     useractions_setup,
 };
 

@@ -18,12 +18,14 @@
 
 #include "jobs/cellkey.h"
 #include "jobs/hfile_output.h"
+#include "jobs/index_output.h"
 #include "jobs/jobs.h"
 #include "mapreduce/mr_counters.h"
 #include "storage/cell.h"
 #include "storage/coding.h"
 #include "storage/env.h"
 #include "storage/schema.h"
+#include "storage/store_salt.h"
 #include "storage/table.h"
 
 #define VIEW_SUCCESS_FILE "_SUCCESS"   /* written last by the engine's commit */
@@ -35,6 +37,8 @@ typedef struct view_table {
     char *families[VIEW_FAMILIES_MAX];
     size_t nfam;
     int exists;                                 /* found in the data directory */
+    uint32_t salt;                              /* its salt_buckets (0: unsalted) */
+    kiln_schema schema;                         /* when it exists: for the indexes */
     hfile_output *out;
 } view_table;
 
@@ -50,8 +54,11 @@ struct view {
     uint64_t logged;
     int c_bad;
     int c_dups;
+    index_output *ix;                           /* -D kiln.index, NULL without */
+    size_t ix_table;                            /* the table it indexes */
     kbuf key;                                   /* scratch for emits */
     kbuf value;
+    kbuf stored;                                /* scratch: a salted row */
 };
 
 view *
@@ -65,6 +72,7 @@ view_new(mr_job *job, const char *name)
     v->data_dir = d != NULL && *d != '\0' ? d : "./kiln-data";
     buf_init(&v->key);
     buf_init(&v->value);
+    buf_init(&v->stored);
     v->c_bad = mr_job_counter(job, name, "Bad Lines");
     v->c_dups = mr_job_counter(job, name, "Duplicate rows (last line kept)");
     return v;
@@ -81,9 +89,12 @@ view_free(view *v)
         for (size_t f = 0; f < t->nfam; f++)
             free(t->families[f]);
         hfile_output_free(t->out);
+        schema_free(&t->schema);
     }
+    index_output_free(v->ix);
     buf_free(&v->key);
     buf_free(&v->value);
+    buf_free(&v->stored);
     free(v->name);
     free(v);
 }
@@ -95,6 +106,8 @@ view_add_table(view *v, const char *layout, const char *table, const char *famil
     if (v->ntables == VIEW_TABLES_MAX)
         return status_set(err, KILN_INVALID, "%s: more than %d tables", v->name, VIEW_TABLES_MAX);
     view_table *t = &v->tables[v->ntables];
+    memset(t, 0, sizeof *t);
+    schema_init(&t->schema);
     kiln_status s = schema_name_canon(table, t->name, err);
     if (s != KILN_OK)
         return s;
@@ -298,10 +311,8 @@ view_open_table(view *v, size_t ti, kbuf **keys, size_t *nkeys, kiln_err *err)
     if (tab != NULL) {
         const kiln_schema *sc = table_schema(tab);
         t->exists = 1;
-        if (sc->salt_buckets > 0)
-            s = status_set(err, KILN_UNSUPPORTED,
-                           "table %s is salted (salt_buckets=%" PRIu32 "): %s writes unsalted "
-                           "row keys only", t->name, sc->salt_buckets, v->name);
+        t->salt = sc->salt_buckets;
+        schema_copy(&t->schema, sc);
         for (size_t f = 0; f < t->nfam && s == KILN_OK; f++) {
             const schema_family *sf = schema_find_family(sc, (const uint8_t *)t->families[f],
                                                          strlen(t->families[f]));
@@ -328,6 +339,31 @@ view_open_table(view *v, size_t ti, kbuf **keys, size_t *nkeys, kiln_err *err)
     if (s == KILN_OK)
         s = hfile_output_new(v->job, fams, t->nfam, &t->out, err);
     return s;
+}
+
+/* -D kiln.index: the indexes of the job's one table, their partition
+ * boundaries appended to keys (they sort above every table tag) and the
+ * output format wrapped. The table must exist: its regions give the
+ * partitions, so that no sampling pass sees index records. */
+static kiln_status
+view_attach_index(view *v, kbuf **keys, size_t *nkeys, kiln_err *err)
+{
+    const char *spec = mr_conf_get(mr_job_conf(v->job), INDEX_OUTPUT_CONF, NULL);
+    if (spec == NULL || *spec == '\0')
+        return KILN_OK;
+    if (v->ntables != 1)
+        return status_set(err, KILN_INVALID,
+                          "%s: %s is supported for one-table views only (%s writes %zu tables)",
+                          v->name, INDEX_OUTPUT_CONF, v->name, v->ntables);
+    const view_table *t = &v->tables[0];
+    if (!t->exists)
+        return status_set(err, KILN_INVALID,
+                          "%s: %s needs table %s in %s (its regions place the index rows); "
+                          "create it first with kiln create", v->name, INDEX_OUTPUT_CONF,
+                          t->name, v->data_dir);
+    v->ix_table = 0;
+    return index_output_attach(v->job, &t->schema, keys, nkeys, &view_output_format, v, &v->ix,
+                               err);
 }
 
 kiln_status
@@ -357,6 +393,8 @@ view_setup(view *v, kiln_err *err)
         s = view_open_table(v, i, &keys, &nkeys, err);
         existing += v->tables[i].exists;
     }
+    if (s == KILN_OK)
+        s = view_attach_index(v, &keys, &nkeys, err);
     if (s == KILN_OK && existing > 0) {
         kslice *sl = kiln_calloc(nkeys, sizeof *sl);
         for (size_t i = 0; i < nkeys; i++)
@@ -390,11 +428,35 @@ view_setup(view *v, kiln_err *err)
     buf_append_u8(&j, '\0');
     mr_job_report(v->job, "tables", (const char *)j.data);
     buf_free(&j);
-    mr_job_set_output_format(v->job, &view_output_format, v);
+    if (v->ix == NULL)   /* else index_output_format wraps the view's */
+        mr_job_set_output_format(v->job, &view_output_format, v);
     return KILN_OK;
 }
 
 /* ------------------------------------------------------------------ map */
+
+/* The stored key of user row `row` of table: the row itself, or in a salted
+ * table its bucket byte then the row (in v->stored, valid until the next
+ * call). */
+static kslice
+view_stored_row(view *v, size_t table, kslice row)
+{
+    uint32_t salt = v->tables[table].salt;
+    if (salt == 0)
+        return row;
+    buf_reset(&v->stored);
+    store_salt_key(&v->stored, salt, row.p, row.n);
+    return buf_slice(&v->stored);
+}
+
+kiln_status
+view_index_put(view *v, mr_task *t, size_t table, kslice row, const char *family,
+               kslice qualifier, int64_t ts, kslice value, kiln_err *err)
+{
+    if (v->ix == NULL || table != v->ix_table || mr_task_sampling(t))
+        return KILN_OK;
+    return index_output_put(t, v->ix, row, kslice_str(family), qualifier, ts, value, err);
+}
 
 kiln_status
 view_bad(view *v, mr_task *t, const char *reason, kiln_err *err)
@@ -429,8 +491,14 @@ view_pos(mr_task *t, uint8_t pos[VIEW_POS])
 kiln_status
 view_emit(view *v, mr_task *t, size_t table, kslice row, kslice head, kslice tail, kiln_err *err)
 {
-    if (row.n == 0 || row.n > CELL_ROW_MAX)
-        return status_set(err, KILN_INTERNAL, "%s: a row key of %zu bytes", v->name, row.n);
+    if (table >= v->ntables)
+        return status_set(err, KILN_INTERNAL, "%s: a row for table %zu of %zu", v->name, table,
+                          v->ntables);
+    uint32_t salt = v->tables[table].salt;
+    if (row.n == 0 || row.n > (salt > 0 ? CELL_ROW_MAX - 1 : CELL_ROW_MAX))
+        return status_set(err, KILN_INTERNAL, "%s: a row key of %zu bytes%s", v->name, row.n,
+                          salt > 0 ? " (salted table)" : "");
+    row = view_stored_row(v, table, row);
     buf_reset(&v->key);
     buf_append_u8(&v->key, (uint8_t)table);
     cellkey_append_row(&v->key, row.p, row.n);
@@ -457,9 +525,16 @@ view_group(view *v, kslice key, size_t *table, kbuf *row, kiln_err *err)
             break;
         buf_append(row, p, (size_t)(z - p));
         if (z[1] == 0x00) {
-            if (z + 2 == end && row->len > 0)
+            if (z + 2 != end || row->len == 0)
+                break;
+            uint32_t salt = v->tables[*table].salt;
+            if (salt == 0)
                 return KILN_OK;
-            break;
+            if (!store_salt_key_ok(row->data, row->len, salt))
+                break;
+            memmove(row->data, row->data + 1, row->len - 1);   /* the user row */
+            row->len--;
+            return KILN_OK;
         }
         if (z[1] != 0xFF)
             break;
@@ -499,6 +574,10 @@ view_put(view *v, mr_task *t, size_t table, kslice row, const char *family, ksli
 {
     if (value.n > UINT32_MAX || qualifier.n > UINT32_MAX)
         return status_set(err, KILN_INVALID, "%s: a cell of %zu bytes", v->name, value.n);
+    if (table >= v->ntables)
+        return status_set(err, KILN_INTERNAL, "%s: a cell for table %zu of %zu", v->name, table,
+                          v->ntables);
+    row = view_stored_row(v, table, row);
     kiln_cell c;
     memset(&c, 0, sizeof c);
     c.row = row.p;

@@ -34,6 +34,18 @@
  * exists, split keys are sampled from the input (kiln.partitioner=total)
  * and `kiln load` cuts files at the regions of the table it is given.
  *
+ * Salted tables (schema salt_buckets): the view functions take and give
+ * user row keys; view_emit and view_put store them under their bucket byte
+ * and view_group strips it, so a job is the same for a salted table.
+ *
+ * Secondary indexes (-D kiln.index=NAME:cf:q[,cf:q2][;...], index_output.h)
+ * of a one-table job whose table exists: its map offers the cells a line
+ * gives with view_index_put, and its reduce starts with
+ *   if (index_output_owns(key)) return index_output_reduce(t, key, values, err);
+ * The index tables land in OUTPUT/_index/NAME/ for `kiln load`. A row given
+ * by several lines may leave entries for values it no longer holds; reads
+ * check each entry against the row, so they are never returned.
+ *
  * Ownership: a view belongs to the job's state; view_free it from the state's
  * destructor. Thread-safety: as mr_job.h (one task at a time).
  */
@@ -81,8 +93,10 @@ const char *view_data_dir(const view *v);
 /* After the tables and arguments: read NAME.skip.bad.lines, open each table
  * that exists in the data directory (families, settings, split keys), set
  * the partitioner and the output format, and report the tables in
- * _job.json. KILN_INVALID when there is no --output, no --input, a family
- * the table lacks, or a salted table. */
+ * _job.json; with -D kiln.index, attach the indexes. KILN_INVALID when
+ * there is no --output, no --input, a family the table lacks, or kiln.index
+ * for a table that does not exist yet, in a job writing several tables,
+ * or malformed. */
 kiln_status view_setup(view *v, kiln_err *err);
 
 /* ------------------------------------------------------------------ map */
@@ -100,10 +114,17 @@ void view_pos(mr_task *t, uint8_t pos[VIEW_POS]);
 kiln_status view_emit(view *v, mr_task *t, size_t table, kslice row, kslice head, kslice tail,
                       kiln_err *err);
 
+/* Offer one Put cell of user row `row` of table to the job's indexes (a
+ * no-op without -D kiln.index, for another table, or while sampling). The
+ * cells of one row are offered one after another, from one input line. */
+kiln_status view_index_put(view *v, mr_task *t, size_t table, kslice row, const char *family,
+                           kslice qualifier, int64_t ts, kslice value, kiln_err *err);
+
 /* ------------------------------------------------------------------ reduce */
 
-/* Decode a group key: the table index and the row (into row, reset first).
- * KILN_CORRUPTION when the key is not one this view emits. */
+/* Decode a group key: the table index and the user row (into row, reset
+ * first; without its bucket byte in a salted table). KILN_CORRUPTION when
+ * the key is not one this view emits. */
 kiln_status view_group(view *v, kslice key, size_t *table, kbuf *row, kiln_err *err);
 
 /* Walk values that start with a position and keep the last (the latest line
