@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/index_output.h"
 #include "jobs/jobs.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
@@ -81,19 +82,29 @@ follows_map(mr_task *t, kslice line, kiln_err *err)
     coding_put_be32(row, a);
     memcpy(row + 4, FOLLOWS_OUT, sizeof FOLLOWS_OUT - 1);
     coding_put_be32(row + 4 + sizeof FOLLOWS_OUT - 1, x);
-    kiln_status s = view_emit(st->v, t, st->table,
-                              kslice_make(row, 8 + sizeof FOLLOWS_OUT - 1), h, none, err);
+    char num[24];
+    kslice since = view_i64_text(num, ts), out = kslice_make(row, 8 + sizeof FOLLOWS_OUT - 1);
+    kiln_status s = view_index_put(st->v, t, st->table, out, "e", kslice_str("since"), ts, since,
+                                   err);
+    if (s == KILN_OK)
+        s = view_emit(st->v, t, st->table, out, h, none, err);
     if (s != KILN_OK)
         return s;
     coding_put_be32(row, x);
     memcpy(row + 4, FOLLOWS_IN, sizeof FOLLOWS_IN - 1);
     coding_put_be32(row + 4 + sizeof FOLLOWS_IN - 1, a);
-    return view_emit(st->v, t, st->table, kslice_make(row, sizeof row), h, none, err);
+    kslice in = kslice_make(row, sizeof row);
+    s = view_index_put(st->v, t, st->table, in, "e", kslice_str("since"), ts, since, err);
+    if (s != KILN_OK)
+        return s;
+    return view_emit(st->v, t, st->table, in, h, none, err);
 }
 
 static kiln_status
 follows_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
+    if (index_output_owns(key))
+        return index_output_reduce(t, key, values, err);
     follows_state *st = mr_task_state(t);
     size_t table;
     uint64_t n;

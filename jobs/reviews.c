@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/index_output.h"
 #include "jobs/jobs.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
@@ -74,6 +75,24 @@ reviews_parse(kslice line, kslice *f, uint32_t *user, uint32_t *book, int64_t *t
     return NULL;
 }
 
+/* Offer a line's cells of row (a 'u' or a 'b' row) to -D kiln.index, as
+ * reduce writes them. */
+static kiln_status
+reviews_index(reviews_state *st, mr_task *t, kslice row, const kslice *f, int64_t ts,
+              kiln_err *err)
+{
+    kiln_status s = KILN_OK;
+    if (row.p[0] == 'u')
+        s = view_index_put(st->v, t, st->table, row, "r", kslice_str("book"), ts, f[3], err);
+    if (s == KILN_OK)
+        s = view_index_put(st->v, t, st->table, row, "r", kslice_str("stars"), ts, f[4], err);
+    if (s == KILN_OK && f[6].n > 0)
+        s = view_index_put(st->v, t, st->table, row, "r", kslice_str("text"), ts, f[6], err);
+    if (s == KILN_OK && row.p[0] == 'b')
+        s = view_index_put(st->v, t, st->table, row, "r", kslice_str("user"), ts, f[1], err);
+    return s;
+}
+
 static kiln_status
 reviews_map(mr_task *t, kslice line, kiln_err *err)
 {
@@ -91,18 +110,25 @@ reviews_map(mr_task *t, kslice line, kiln_err *err)
     coding_put_be32(row + 1, user);
     coding_put_be32(row + 5, book);
     kslice p = kslice_make(pos, VIEW_POS), r = kslice_make(row, REVIEWS_ROW);
-    kiln_status s = view_emit(st->v, t, st->table, r, p, line, err);
+    kiln_status s = reviews_index(st, t, r, f, ts, err);
+    if (s == KILN_OK)
+        s = view_emit(st->v, t, st->table, r, p, line, err);
     if (s != KILN_OK)
         return s;
     row[0] = 'b';
     coding_put_be32(row + 1, book);
     coding_put_be32(row + 5, user);
+    s = reviews_index(st, t, r, f, ts, err);
+    if (s != KILN_OK)
+        return s;
     return view_emit(st->v, t, st->table, r, p, line, err);
 }
 
 static kiln_status
 reviews_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
+    if (index_output_owns(key))
+        return index_output_reduce(t, key, values, err);
     reviews_state *st = mr_task_state(t);
     size_t table;
     uint64_t n;

@@ -6,7 +6,8 @@
 # and every cell equal to views_check.py's brute force, `kiln load`, a full
 # scan in user key order and index scans (--index byname --value V) equal to
 # the brute force's rows; refusals (no table, several tables, a bad spec).
-# Prints "N passed, N failed".
+# The same for reviews and follows (two rows per line). Prints "N passed,
+# N failed".
 set -u
 VIEW=useractions
 . "$(dirname "$0")/lib.sh"
@@ -33,7 +34,8 @@ check "every HFile passes kiln hfile check" \
     bash -c "'$KILN' hfile check '$work'/out2/content/* '$work'/out2/_index/byname/i/* >/dev/null"
 
 $CHECK expect useractions --out "$work" "$raw" -- \
-    "all" "name search" "name purchase" "name logout" "name no_such_action" 2>>"$work/last.err"
+    "all" "has content:name search" "has content:name purchase" "has content:name logout" \
+    "has content:name no_such_action" 2>>"$work/last.err"
 check "brute force ran" test $? = 0
 # Stored rows are <bucket 0..3><user row>: strip the bucket byte, the rest
 # must be the brute force's cells.
@@ -61,6 +63,42 @@ check "kiln scan --index byname: a value no row holds: exit 0, no rows" \
     bash -c "[ $? = 0 ] && [ ! -s '$work/q5.txt' ] && [ -z \"\$($CHECK json <'$work/k5.json')\" ]"
 check "lines repeating a row left extra index entries (the scans above filter them)" \
     bash -c "[ \$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"counters\"][\"Secondary Index\"][\"Index rows\"])' '$work/out2/_job.json') -gt \$(cat '$work/rows.txt') ]"
+
+# ---------------------------------------------------------------- reviews, follows
+# Two rows per line (u/b and follows/followedby), each offered to the index.
+"$GEN" reviews --rows 4000 --seed 5 --files 2 --output "$work/raw_r" 2>>"$work/last.err"
+"$KILN" create reviews --family r --salt-buckets 3 >/dev/null 2>>"$work/last.err"
+check "reviews: kiln-gen, kiln create --salt-buckets 3" test $? = 0
+VIEW=reviews run_view 3 "$work/out_r" --input "$work/raw_r" -D "kiln.index=bystars:r:stars"
+check "reviews np=3 with kiln.index=bystars:r:stars: exits 0" test "$rc" = 0
+mkdir -p "$work/r"
+$CHECK expect reviews --out "$work/r" "$work/raw_r" -- "all" "has r:stars 5" "has r:stars 1" \
+    2>>"$work/last.err"
+"$KILN" load reviews "$work/out_r" >/dev/null 2>>"$work/last.err"
+check "reviews: kiln load (table and index)" test $? = 0
+kiln_lines scan reviews >"$work/r/k1.txt"
+same "reviews: kiln scan equals the brute force" "$work/r/q1.txt" "$work/r/k1.txt"
+kiln_lines scan reviews --index bystars --value 5 >"$work/r/k2.txt"
+same "reviews: --index bystars --value 5 (u and b rows)" "$work/r/q2.txt" "$work/r/k2.txt"
+kiln_lines scan reviews --index bystars --value 1 >"$work/r/k3.txt"
+same "reviews: --index bystars --value 1" "$work/r/q3.txt" "$work/r/k3.txt"
+
+"$GEN" follows --rows 3000 --seed 4 --files 2 --output "$work/raw_f" 2>>"$work/last.err"
+"$KILN" create follows --family e --salt-buckets 2 >/dev/null 2>>"$work/last.err"
+check "follows: kiln-gen, kiln create --salt-buckets 2" test $? = 0
+VIEW=follows run_view 2 "$work/out_f" --input "$work/raw_f" -D "kiln.index=bysince:e:since"
+check "follows np=2 with kiln.index=bysince:e:since: exits 0" test "$rc" = 0
+mkdir -p "$work/f"
+# an e:since value some rows hold: the brute force's 100th cell's
+$CHECK expect follows --out "$work/f" "$work/raw_f" 2>>"$work/last.err"
+since=$(sed -n 100p "$work/f/cells.txt" | cut -f5)
+$CHECK expect follows --out "$work/f" "$work/raw_f" -- "all" "has e:since $since" 2>>"$work/last.err"
+"$KILN" load follows "$work/out_f" >/dev/null 2>>"$work/last.err"
+check "follows: kiln load (table and index)" test $? = 0
+kiln_lines scan follows >"$work/f/k1.txt"
+same "follows: kiln scan equals the brute force" "$work/f/q1.txt" "$work/f/k1.txt"
+kiln_lines scan follows --index bysince --value "$since" >"$work/f/k2.txt"
+same "follows: --index bysince --value $since" "$work/f/q2.txt" "$work/f/k2.txt"
 
 # ---------------------------------------------------------------- refusals
 run_view 2 "$work/out_nt" --input "$raw" --table not_created -D "$IX"

@@ -336,6 +336,12 @@ def query(name, v, q):
     """The rows a named query returns, in order (see the usage above)."""
     kind = q[0]
     n = lambda i: int(q[i])
+    if kind == 'all':                             # all: every row, in row order
+        return scan(v)
+    if kind == 'has':                             # has FAM:QUAL VALUE: rows holding it
+        fam, _, qual = q[1].encode().partition(b':')
+        return [r for r in scan(v)
+                if any(c[:2] == (fam, qual) and c[3] == q[2].encode() for c in v.rows[r])]
     if name == 'useractions' and kind in ('latest', 'page', 'window'):
         user = struct.pack('>I', n(1))
         if kind == 'latest':                      # latest USER N
@@ -346,12 +352,6 @@ def query(name, v, q):
         if kind == 'window':                      # window USER T1 T2: T1 <= ts < T2
             return [r for r in scan(v, prefix=user)
                     if n(2) <= I64_MAX - struct.unpack('>q', r[4:12])[0] < n(3)]
-    if name == 'useractions' and kind == 'all':   # all: every row, in row order
-        return scan(v)
-    if name == 'useractions' and kind == 'name':  # name ACTION: rows whose content:name is it
-        return [r for r in scan(v)
-                if any(c[:2] == (b'content', b'name') and c[3] == q[1].encode()
-                       for c in v.rows[r])]
     if name == 'tslog/byhost' and kind == 'host':  # host HOST EVENT T1 T2
         key = q[1].encode() + b'\0' + q[2].encode() + b'\0'
         return [r for r in scan(v, prefix=key)
