@@ -190,10 +190,16 @@ rowcache_remove(rowcache *c, rowcache_shard *s, rowcache_entry *e)
     free(e);
 }
 
-/* Evict one entry other than keep (CLOCK). Returns its charge, 0 if none. */
+#define ROWCACHE_SWEEP_MAX 64
+
+/* Evict one entry other than keep (CLOCK). The hand passes at most
+ * ROWCACHE_SWEEP_MAX referenced entries and then takes the next one anyway,
+ * so that a ring of hot entries is not swept whole under the lock. Returns
+ * the charge freed, 0 if there is nothing to evict. */
 static size_t
 rowcache_evict_one(rowcache *c, rowcache_shard *s, const rowcache_entry *keep)
 {
+    size_t passed = 0;
     for (size_t steps = 0; steps <= 2 * s->count + 2; steps++) {
         rowcache_link *l = s->hand;
         if (l == &s->ring) {
@@ -201,7 +207,7 @@ rowcache_evict_one(rowcache *c, rowcache_shard *s, const rowcache_entry *keep)
             continue;
         }
         rowcache_entry *e = (rowcache_entry *)l;
-        if (e == keep || e->referenced) {
+        if (e == keep || (e->referenced && passed++ < ROWCACHE_SWEEP_MAX)) {
             e->referenced = 0;
             s->hand = l->next;
             continue;

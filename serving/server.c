@@ -49,7 +49,8 @@ typedef struct conn {
     int proto;
     uint8_t *rbuf;
     size_t rlen, rcap;
-    size_t scan;                 /* http_head_end's progress */
+    size_t scan;                 /* bytes searched for a request's end already */
+    int resp_wait;               /* RESP: the first command is incomplete */
     kbuf out;
     size_t out_pos;
     int64_t last_ms;
@@ -353,14 +354,24 @@ conn_resp_process(conn *c)
 {
     worker *w = c->w;
     size_t pos = 0;
+    /* A command ends with '\n': while the first one is incomplete, bytes
+     * without a '\n' cannot complete it, so a command trickling in is not
+     * parsed again for every few bytes. */
+    if (c->resp_wait && memchr(c->rbuf + c->scan, '\n', c->rlen - c->scan) == NULL) {
+        c->scan = c->rlen;
+        goto check_size;
+    }
+    c->resp_wait = 0;
     while (!c->closing && pos < c->rlen && c->out.len - c->out_pos <= SERVER_OUT_HIGH) {
         size_t argc, used;
         const char *why;
         resp_parse_result pr = resp_parse(c->rbuf + pos, c->rlen - pos, w->argv,
                                           RESP_ARGS_MAX_DEFAULT, w->s->cfg.max_request_bytes,
                                           &argc, &used, &why);
-        if (pr == RESP_INCOMPLETE)
+        if (pr == RESP_INCOMPLETE) {
+            c->resp_wait = 1;
             break;
+        }
         if (pr == RESP_ERROR) {
             char msg[160];
             snprintf(msg, sizeof msg, "ERR %s", why);
@@ -384,6 +395,8 @@ conn_resp_process(conn *c)
         memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
         c->rlen -= pos;
     }
+    c->scan = c->rlen;
+check_size:
     if (!c->closing && c->rlen >= w->s->cfg.max_request_bytes) {
         resp_add_error(&c->out, "ERR Protocol error: request larger than --max-request-bytes");
         c->closing = 1;

@@ -953,6 +953,64 @@ redis_protocol(void **state)
     buf_free(&got);
 }
 
+/* A published version that cannot be opened (a truncated file) is reported
+ * and the previous one keeps being served; a table created while serving
+ * appears within the listing interval. */
+static void
+broken_version_keeps_the_old_one(void **state)
+{
+    (void)state;
+    static const char *const fams[] = {"f", NULL};
+    fx_create(data_dir, "fragile", fams, NULL, 0);
+    fx_cells cs = {0};
+    fx_add(&cs, "r", 1, "f", "q", 1, 1, "good", 4);
+    uint64_t v1 = fx_publish(data_dir, "fragile", &cs);
+    fx_cells_free(&cs);
+    fx_resp r = {0};
+    double t0 = fx_now();
+    do {
+        usleep(20000);
+        fx_get(http_port, "/fragile/r/f:q", "Accept: application/octet-stream\r\n", &r);
+    } while (r.h.status != 200 && fx_now() - t0 < 10);
+    assert_int_equal(r.h.status, 200);
+    assert_int_equal(r.h.version, v1);
+    fx_add(&cs, "r", 1, "f", "q", 1, 2, "newer", 5);
+    uint64_t v2 = fx_publish(data_dir, "fragile", &cs);
+    fx_cells_free(&cs);
+    /* cut the new version's file short: its trailer is gone */
+    kiln_table *t;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(table_open(data_dir, "fragile", &t, &err), &err, "table_open");
+    manifest m;
+    fx_must(table_read_manifest(t, v2, &m, NULL, &err), &err, "manifest");
+    char p[4096];
+    table_file_path(t, m.tables[0].regions[0].files[0].name, p, sizeof p);
+    assert_int_equal(truncate(p, 100), 0);
+    manifest_free(&m);
+    table_close(t);
+    /* the error shows in /metrics; the old version answers meanwhile */
+    t0 = fx_now();
+    int reported = 0;
+    while (!reported && fx_now() - t0 < 10) {
+        usleep(50000);
+        fx_get(http_port, "/metrics", NULL, &r);
+        buf_append_u8(&r.body, '\0');
+        reported = strstr((const char *)r.body.data,
+                          "kiln_view_open_error{table=\"default:fragile\"} 1") != NULL;
+    }
+    assert_true(reported);
+    fx_get(http_port, "/fragile/r/f:q", "Accept: application/octet-stream\r\n", &r);
+    assert_int_equal(r.h.status, 200);
+    assert_int_equal(r.h.version, v1);
+    assert_int_equal(r.body.len, 4);
+    assert_memory_equal(r.body.data, "good", 4);
+    fx_get(http_port, "/status", NULL, &r);
+    buf_append_u8(&r.body, '\0');
+    assert_non_null(strstr((const char *)r.body.data, "Newer version not served"));
+    fx_resp_free(&r);
+}
+
 int
 main(void)
 {
@@ -970,6 +1028,7 @@ main(void)
         cmocka_unit_test(paths_stay_inside_the_data_directory),
         cmocka_unit_test(keep_alive_and_pipelining),
         cmocka_unit_test(connection_limit_and_idle_timeout),
+        cmocka_unit_test(broken_version_keeps_the_old_one),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
