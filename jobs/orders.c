@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/index_output.h"
 #include "jobs/jobs.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
@@ -472,6 +473,12 @@ orders_setup(mr_job *job, int argc, char **argv, kiln_err *err)
     for (int r = 0; r < ORDERS_ROLES && s == KILN_OK; r++)
         if (given[r] == 0)
             s = status_set(err, KILN_INVALID, "orders: %s PATH... is required", orders_role_opt[r]);
+    /* The o cells are joined in reduce, where no index row can be made (an
+     * index would miss them), so the job takes no indexes; salting it does. */
+    const char *ix = mr_conf_get(mr_job_conf(job), INDEX_OUTPUT_CONF, NULL);
+    if (s == KILN_OK && ix != NULL && *ix != '\0')
+        s = status_set(err, KILN_INVALID, "orders: %s is not supported (rows are joined in "
+                       "reduce)", INDEX_OUTPUT_CONF);
     if (s == KILN_OK)
         s = view_add_table(st->v, NULL, table, "c,o", &st->table, err);
     if (s == KILN_OK)

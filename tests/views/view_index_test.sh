@@ -109,6 +109,9 @@ check "kiln.index naming a family the table lacks: exit 64" test "$rc" = 64
 VIEW=tslog run_view 2 "$work/out_ts" --input "$raw" -D "$IX"
 check "tslog (three tables) refuses kiln.index: exit 64 naming the limitation" \
     bash -c "[ '$rc' = 64 ] && grep -q 'one-table views only' '$work/job.err'"
+VIEW=orders run_view 2 "$work/out_o" --customers "$raw" --orders "$raw" --lines "$raw" -D "$IX"
+check "orders (joined in reduce) refuses kiln.index: exit 64 naming it" \
+    bash -c "[ '$rc' = 64 ] && grep -q 'kiln.index is not supported' '$work/job.err'"
 
 VIEW=view_index
 views_finish
