@@ -144,7 +144,10 @@ main(int argc, char **argv)
     const char *env_data = getenv("KILN_DATA");
     if (env_data != NULL && env_data[0] != '\0')
         cfg.data_dir = env_data;
-    const char **columns = kiln_calloc((size_t)argc + 1, sizeof *columns);
+    /* Lives as long as the process (the config points into it); a static
+     * keeps it reachable on the early usage/--help exits too. */
+    static const char **columns;
+    columns = kiln_calloc((size_t)argc + 1, sizeof *columns);
     size_t ncols = 0;
     uint64_t v;
     uint64_t cache_mb = SERVER_CACHE_MB_DEFAULT, row_mb = UINT64_MAX;
