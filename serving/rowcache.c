@@ -1,12 +1,18 @@
 /* rowcache.c -- sharded CLOCK caches of row images over one shared byte pool
  * (rowcache.h). Each shard has a chained hash table and a ring of its
- * entries under its own mutex; an entry is one allocation holding the key
- * and the image. A hit only sets the entry's reference bit (the entry is in
- * the CPU cache already; an LRU list would also write its two neighbours,
- * two more cache misses on every hit of a large cache); eviction sweeps the
- * ring with a hand, giving referenced entries a second chance. The pool's
- * byte count is atomic so that caches of different tables and versions can
- * share a budget without a global lock.
+ * entries under its own mutex; an entry holds the key and the image. A hit
+ * only sets the entry's reference bit (the entry is in the CPU cache
+ * already; an LRU list would also write its two neighbours, two more cache
+ * misses on every hit of a large cache); eviction sweeps the ring with a
+ * hand, giving referenced entries a second chance. The pool's byte count is
+ * atomic so that caches of different tables and versions can share a budget
+ * without a global lock.
+ *
+ * Entries live in 1 MiB slabs mapped per shard and cut into 32-byte size
+ * classes, with a free list per class (entries above 4 KiB get a mapping of
+ * their own). A cache of millions of rows is freed by unmapping its slabs:
+ * no per-entry free, and the memory goes back to the system at once rather
+ * than staying in malloc's per-thread arenas.
  */
 #include "serving/rowcache.h"
 
@@ -14,9 +20,21 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define ROWCACHE_SHARD_BITS 5
 #define ROWCACHE_SHARDS (1u << ROWCACHE_SHARD_BITS)
+#define ROWCACHE_SLAB_BYTES ((size_t)1 << 20)
+#define ROWCACHE_CLASS_BYTES 32
+#define ROWCACHE_CLASSES 128                 /* slab entries up to 4 KiB */
+#define ROWCACHE_BIG UINT32_MAX
+
+/* The header of every mapping (a slab, or one big entry). */
+typedef struct rowcache_map {
+    struct rowcache_map *prev, *next;
+    size_t size;
+    char pad[40];                            /* entries start 64-byte aligned */
+} rowcache_map;
 
 /* Ring links; first in an entry, so a link is also its entry. */
 typedef struct rowcache_link {
@@ -30,6 +48,7 @@ typedef struct rowcache_entry {
     int64_t expires_ms;
     uint32_t klen, vlen;
     uint32_t referenced;                  /* set by hits, cleared by the hand */
+    uint32_t cls;                         /* size class, or ROWCACHE_BIG */
     size_t charge;
     uint8_t data[];                       /* key, then image */
 } rowcache_entry;
@@ -42,6 +61,9 @@ typedef struct rowcache_shard {
     size_t bytes;
     rowcache_link ring;                   /* sentinel */
     rowcache_link *hand;                  /* next link the sweep looks at */
+    rowcache_map maps;                    /* sentinel of the shard's mappings */
+    uint8_t *bump, *bump_end;             /* unused space of the newest slab */
+    void *free_class[ROWCACHE_CLASSES];   /* freed slots, linked through their first word */
     uint64_t hits, misses, inserts, evictions;
     char pad[64];
 } rowcache_shard;
@@ -53,7 +75,7 @@ struct rowcache_pool {
 
 struct rowcache {
     rowcache_pool *pool;
-    rowcache *pred;                       /* evicted first while over budget (warming) */
+    int warming;                          /* inserts do not evict (see rowcache_set_warming) */
     rowcache_shard shards[ROWCACHE_SHARDS];
 };
 
@@ -94,10 +116,13 @@ rowcache_new(rowcache_pool *pool)
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
         pthread_mutex_init(&s->mu, NULL);
-        s->nbuckets = 256;
+        s->nbuckets = 16;
         s->buckets = kiln_calloc(s->nbuckets, sizeof *s->buckets);
+        s->bytes = s->nbuckets * sizeof *s->buckets;
+        atomic_fetch_add_explicit(&pool->used, s->bytes, memory_order_relaxed);
         s->ring.next = s->ring.prev = &s->ring;
         s->hand = &s->ring;
+        s->maps.next = s->maps.prev = &s->maps;
     }
     return c;
 }
@@ -110,17 +135,85 @@ rowcache_free(rowcache *c)
     uint64_t freed = 0;
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
-        for (rowcache_link *l = s->ring.next; l != &s->ring;) {
-            rowcache_link *next = l->next;
-            freed += ((rowcache_entry *)l)->charge;
-            free(l);
-            l = next;
+        freed += s->bytes;
+        for (rowcache_map *m = s->maps.next; m != &s->maps;) {
+            rowcache_map *next = m->next;
+            munmap(m, m->size);
+            m = next;
         }
         free(s->buckets);
         pthread_mutex_destroy(&s->mu);
     }
     atomic_fetch_sub_explicit(&c->pool->used, freed, memory_order_relaxed);
     free(c);
+}
+
+/* ------------------------------------------------------------------ slabs */
+
+static rowcache_map *
+rowcache_map_new(rowcache_shard *s, size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    rowcache_map *m = p;
+    m->size = size;
+    m->next = s->maps.next;
+    m->prev = &s->maps;
+    s->maps.next->prev = m;
+    s->maps.next = m;
+    return m;
+}
+
+/* Room for an entry of n bytes; *cls and *charge say what it takes. NULL
+ * if no memory can be mapped. REQUIRES: s->mu. */
+static rowcache_entry *
+rowcache_alloc(rowcache_shard *s, size_t n, uint32_t *cls, size_t *charge)
+{
+    size_t c = (n + ROWCACHE_CLASS_BYTES - 1) / ROWCACHE_CLASS_BYTES;
+    if (c == 0 || c > ROWCACHE_CLASSES) {
+        size_t size = (sizeof(rowcache_map) + n + 4095) & ~(size_t)4095;
+        rowcache_map *m = rowcache_map_new(s, size);
+        if (m == NULL)
+            return NULL;
+        *cls = ROWCACHE_BIG;
+        *charge = size;
+        return (rowcache_entry *)(m + 1);
+    }
+    size_t bytes = c * ROWCACHE_CLASS_BYTES;
+    *cls = (uint32_t)(c - 1);
+    *charge = bytes;
+    void *slot = s->free_class[c - 1];
+    if (slot != NULL) {
+        memcpy(&s->free_class[c - 1], slot, sizeof(void *));
+        return slot;
+    }
+    if (s->bump == NULL || (size_t)(s->bump_end - s->bump) < bytes) {
+        rowcache_map *m = rowcache_map_new(s, ROWCACHE_SLAB_BYTES);
+        if (m == NULL)
+            return NULL;
+        s->bump = (uint8_t *)(m + 1);
+        s->bump_end = (uint8_t *)m + ROWCACHE_SLAB_BYTES;
+    }
+    slot = s->bump;
+    s->bump += bytes;
+    return slot;
+}
+
+/* Give an entry's room back. REQUIRES: s->mu. */
+static void
+rowcache_release(rowcache_shard *s, rowcache_entry *e)
+{
+    if (e->cls == ROWCACHE_BIG) {
+        rowcache_map *m = (rowcache_map *)e - 1;
+        m->prev->next = m->next;
+        m->next->prev = m->prev;
+        munmap(m, m->size);
+        return;
+    }
+    void *slot = e;
+    memcpy(slot, &s->free_class[e->cls], sizeof(void *));
+    s->free_class[e->cls] = slot;
 }
 
 static uint64_t
@@ -187,7 +280,7 @@ rowcache_remove(rowcache *c, rowcache_shard *s, rowcache_entry *e)
     s->count--;
     s->bytes -= e->charge;
     atomic_fetch_sub_explicit(&c->pool->used, e->charge, memory_order_relaxed);
-    free(e);
+    rowcache_release(s, e);
 }
 
 #define ROWCACHE_SWEEP_MAX 64
@@ -220,10 +313,14 @@ rowcache_evict_one(rowcache *c, rowcache_shard *s, const rowcache_entry *keep)
     return 0;
 }
 
+/* Double the bucket array; its bytes count against the pool. REQUIRES: s->mu. */
 static void
-rowcache_grow(rowcache_shard *s)
+rowcache_grow(rowcache *c, rowcache_shard *s)
 {
     size_t nb = s->nbuckets * 2;
+    size_t more = s->nbuckets * sizeof *s->buckets;
+    s->bytes += more;
+    atomic_fetch_add_explicit(&c->pool->used, more, memory_order_relaxed);
     rowcache_entry **b = kiln_calloc(nb, sizeof *b);
     for (size_t i = 0; i < s->nbuckets; i++) {
         for (rowcache_entry *e = s->buckets[i]; e != NULL;) {
@@ -267,28 +364,34 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
 {
     if (n > UINT32_MAX || len > UINT32_MAX)
         return;
-    size_t charge = sizeof(rowcache_entry) + n + len + 16;
-    if (charge > c->pool->capacity / 8)
+    size_t need = sizeof(rowcache_entry) + n + len;
+    if (need > c->pool->capacity / 8)
         return;   /* one row must not flush a whole cache */
     uint64_t h = rowcache_hash(key, n);
-    rowcache_entry *e = kiln_malloc(sizeof *e + n + len);
+    rowcache_shard *s = rowcache_shard_of(c, h);
+    pthread_mutex_lock(&s->mu);
+    rowcache_entry **pp = rowcache_slot(s, h, key, n);
+    if (*pp != NULL)
+        rowcache_remove(c, s, *pp);
+    uint32_t cls;
+    size_t charge;
+    rowcache_entry *e = rowcache_alloc(s, need, &cls, &charge);
+    if (e == NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
     e->hash = h;
     e->expires_ms = expires_ms;
     e->klen = (uint32_t)n;
     e->vlen = (uint32_t)len;
     e->referenced = 0;
+    e->cls = cls;
     e->charge = charge;
     e->chain = NULL;
     memcpy(e->data, key, n);
     if (len > 0)
         memcpy(e->data + n, img, len);
-    rowcache_shard *s = rowcache_shard_of(c, h);
-    pthread_mutex_lock(&s->mu);
-    rowcache_entry **pp = rowcache_slot(s, h, key, n);
-    if (*pp != NULL) {
-        rowcache_remove(c, s, *pp);
-        pp = rowcache_slot(s, h, key, n);
-    }
+    pp = rowcache_slot(s, h, key, n);
     *pp = e;
     rowcache_ring_insert(s, e);
     s->count++;
@@ -296,20 +399,7 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     s->inserts++;
     uint64_t used = atomic_fetch_add_explicit(&c->pool->used, charge, memory_order_relaxed) +
                     charge;
-    if (used > c->pool->capacity && c->pred != NULL) {
-        /* the version being replaced gives up its rows first (lock order:
-         * a cache, then its predecessor; never the other way round) */
-        rowcache_shard *ps = &c->pred->shards[s - c->shards];
-        pthread_mutex_lock(&ps->mu);
-        while (used > c->pool->capacity) {
-            size_t freed = rowcache_evict_one(c->pred, ps, NULL);
-            if (freed == 0)
-                break;
-            used -= freed;
-        }
-        pthread_mutex_unlock(&ps->mu);
-    }
-    while (used > c->pool->capacity) {
+    while (!c->warming && used > c->pool->capacity) {
         size_t freed = rowcache_evict_one(c, s, e);
         if (freed == 0) {
             /* this shard holds nothing else: the pool is full of other caches */
@@ -319,15 +409,15 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
         used -= freed;
     }
     if (s->count > s->nbuckets)
-        rowcache_grow(s);
+        rowcache_grow(c, s);
     pthread_mutex_unlock(&s->mu);
 }
 
 void
-rowcache_set_predecessor(rowcache *c, rowcache *pred)
+rowcache_set_warming(rowcache *c, int on)
 {
     if (c != NULL)
-        c->pred = pred;
+        c->warming = on;
 }
 
 size_t

@@ -63,12 +63,12 @@ int rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf
 /* Cache img for key (replacing any entry) until expires_ms. */
 void rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
                   int64_t expires_ms);
-/* While c is being warmed to replace pred (both in the same pool), let c's
- * inserts evict pred's rows before its own when the pool is over budget, so
- * that the new version's rows take the old one's room rather than failing
- * to fit. NULL ends it. REQUIRES: pred outlives the link, and only one
- * thread inserts into c while it is set (the warm-up). */
-void rowcache_set_predecessor(rowcache *c, rowcache *pred);
+/* While on, inserts into c evict nothing: a new version's cache is filled
+ * with its hot rows while its predecessor still holds the budget, and the
+ * pool runs over by what the warm-up adds until the predecessor is freed
+ * (a bounded overshoot: the warm-up's row count is limited). REQUIRES: only
+ * one thread inserts into c while it is on. */
+void rowcache_set_warming(rowcache *c, int on);
 /* Append up to max keys, recently read ones first (shards taken in turn),
  * each as a 4-byte little-endian length and the bytes. Returns the count. */
 size_t rowcache_hot_keys(rowcache *c, size_t max, kbuf *out);

@@ -31,6 +31,8 @@
 
 struct views_entry {
     _Atomic long refs;
+    views *v;
+    struct views_entry *grave_next;   /* retired, waiting for the poller to close it */
     char name[SCHEMA_NAME_MAX + 1];
     store_view *view;
     uint64_t version;
@@ -66,6 +68,8 @@ struct views {
     size_t nstates;
     int64_t listed_ms;
     views_ctx *warm_ctx;           /* the poller's read scratch */
+    pthread_mutex_t grave_mu;
+    views_entry *grave;            /* entries no one references any more */
     pthread_t thread;
     int running;
     pthread_mutex_t stop_mu;
@@ -144,6 +148,7 @@ views_entry_new(views *v, const char *name, store_view *sv)
 {
     views_entry *e = kiln_calloc(1, sizeof *e);
     atomic_init(&e->refs, 1);
+    e->v = v;
     snprintf(e->name, sizeof e->name, "%s", name);
     e->view = sv;
     e->version = store_view_version(sv);
@@ -162,10 +167,8 @@ views_entry_ref(views_entry *e)
 }
 
 static void
-views_entry_unref(views_entry *e)
+views_entry_destroy(views_entry *e)
 {
-    if (e == NULL || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
-        return;
     store_view_unref(e->view);
     rowcache_free(e->rows);
     if (e->sample != NULL) {
@@ -175,6 +178,36 @@ views_entry_unref(views_entry *e)
     }
     pthread_mutex_destroy(&e->sample_mu);
     free(e);
+}
+
+/* Drop a reference. The last one hands the entry to the poller, which
+ * closes it (views_bury): unmapping a large row cache and closing files
+ * must not stall a worker's connections. */
+static void
+views_entry_unref(views_entry *e)
+{
+    if (e == NULL || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    views *v = e->v;
+    pthread_mutex_lock(&v->grave_mu);
+    e->grave_next = v->grave;
+    v->grave = e;
+    pthread_mutex_unlock(&v->grave_mu);
+}
+
+/* Close the retired entries. */
+static void
+views_bury(views *v)
+{
+    pthread_mutex_lock(&v->grave_mu);
+    views_entry *e = v->grave;
+    v->grave = NULL;
+    pthread_mutex_unlock(&v->grave_mu);
+    while (e != NULL) {
+        views_entry *next = e->grave_next;
+        views_entry_destroy(e);
+        e = next;
+    }
 }
 
 static void
@@ -361,6 +394,7 @@ views_open(const char *data_dir, const views_options *o, views **out, kiln_err *
     v->cache = block_cache_new(o->block_cache_bytes);
     v->pool = o->row_cache_bytes ? rowcache_pool_new(o->row_cache_bytes) : NULL;
     pthread_mutex_init(&v->mu, NULL);
+    pthread_mutex_init(&v->grave_mu, NULL);
     pthread_mutex_init(&v->stop_mu, NULL);
     pthread_cond_init(&v->stop_cv, NULL);
     atomic_init(&v->gen, 0);
@@ -389,11 +423,13 @@ views_close(views *v)
         return;
     views_stop(v);
     views_snapshot_unref(v->cur);
+    views_bury(v);
     views_ctx_free(v->warm_ctx);
     free(v->states);
     rowcache_pool_free(v->pool);
     block_cache_free(v->cache);
     pthread_mutex_destroy(&v->mu);
+    pthread_mutex_destroy(&v->grave_mu);
     pthread_mutex_destroy(&v->stop_mu);
     pthread_cond_destroy(&v->stop_cv);
     free(v);
@@ -453,10 +489,9 @@ views_open_entry(views *v, const char *name, views_entry *old)
     }
     views_entry *e = views_entry_new(v, name, sv);
     double t1 = views_mono_s();
-    if (old != NULL)
-        rowcache_set_predecessor(e->rows, old->rows);
+    rowcache_set_warming(e->rows, 1);
     uint64_t warmed = views_warm(v, old, e);
-    rowcache_set_predecessor(e->rows, NULL);   /* before anyone else sees e */
+    rowcache_set_warming(e->rows, 0);   /* before anyone else sees e */
     double t2 = views_mono_s();
     views_note_open(v, e, (t1 - t0) * 1e3, (t2 - t1) * 1e3, warmed, old != NULL);
     if (old != NULL)
@@ -473,6 +508,7 @@ views_open_entry(views *v, const char *name, views_entry *old)
 size_t
 views_poll(views *v)
 {
+    views_bury(v);
     views_snapshot *cur = v->cur;   /* only the poller replaces it */
     size_t oldn = cur ? cur->count : 0;
     int changed = 0;

@@ -36,7 +36,7 @@
 
 #define VIEWS_POLL_MS_DEFAULT 100
 #define VIEWS_WARM_MS_DEFAULT 600
-#define VIEWS_WARM_KEYS_DEFAULT 1000000
+#define VIEWS_WARM_KEYS_DEFAULT 250000
 #define VIEWS_ERROR_MAX 512
 
 typedef struct views_options {
