@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""server_bench_summary.py -- the summary of a bench/server_bench.sh run, from its
+log directory (medians over runs, Kiln/Redis ratios, swap traces, memory).
+
+  bench/server_bench_summary.py build/bench-results/server-<time>
+"""
+import glob
+import os
+import re
+import statistics as st
+import sys
+
+
+def med(v):
+    return st.median(v) if v else float("nan")
+
+
+def trace(path):
+    return [float(x) for x in re.findall(r"rps=([\d.]+)", open(path).read())]
+
+
+def swap_report(base_path, during_path):
+    """Quarter-second rates of a run without a swap and one with a swap ~3 s in.
+    The swap is where the rate first falls below 90% of the baseline after the
+    load started (quarter 12); reports the first second from there, the lowest
+    quarter, and the seconds until the rate is back at 90%."""
+    b, d = trace(base_path), trace(during_path)
+    if len(b) < 8 or len(d) < 20:
+        return None
+    base = med(b[2:])
+    start = next((i for i in range(12, len(d)) if d[i] < 0.9 * base), None)
+    if start is None:
+        return base, med(d[12:16]), min(d[12:]), 0.0
+    after = d[start:]
+    back = next((i for i in range(len(after)) if after[i] >= 0.9 * base), len(after))
+    return base, med(after[:4]), min(after), back / 4.0
+
+
+def main():
+    log = sys.argv[1]
+    cache_mb, index_bytes = (int(x) for x in open(os.path.join(log, "budget.txt")).read().split())
+    rows = [l.strip().split(",") for l in open(os.path.join(log, "resp.csv")) if l.strip()]
+    runs = max(int(r[2]) for r in rows) if rows else 0
+    print("redis-benchmark GET, 50 clients, random existing keys (medians of %d runs)" % runs)
+    print("  %-6s %-5s %12s %8s %8s" % ("P", "", "ops/s", "p50 ms", "p99 ms"))
+    res = {}
+    for P in ("1", "16"):
+        for name in ("kiln", "redis"):
+            sel = [r for r in rows if r[0] == name and r[1] == P]
+            res[(name, P)] = tuple(med([float(r[i].strip('"')) for r in sel]) for i in (4, 7, 9))
+            print("  %-6s %-5s %12.0f %8.3f %8.3f" % ((P, name) + res[(name, P)]))
+        k, r = res[("kiln", P)], res[("redis", P)]
+        print("  P%-5s kiln/redis ops/s %.2fx (goal >= 1.0x), p99 %.3f vs %.3f ms (%s)" %
+              (P, k[0] / r[0], k[2], r[2], "no worse" if k[2] <= r[2] else "WORSE"))
+    http = [l.strip().split(",") for l in open(os.path.join(log, "http.csv")) if l.strip()]
+    print("\nHTTP with wrk, 50 connections (medians)")
+    for kind in ("get", "scan"):
+        sel = [h for h in http if h[0] == kind]
+        rps, p50, p99 = (med([float(h[i]) for h in sel]) for i in (2, 3, 4))
+        errs = sum(int(h[5]) for h in sel)
+        print("  %-5s %10.0f req/s  p50 %.3f ms  p99 %.3f ms  non-2xx %d" % (kind, rps, p50, p99, errs))
+        if kind == "get":
+            red = res[("redis", "1")][0]
+            print("        vs Redis GET P1 %.0f ops/s: %.2fx (goal >= 0.80x)" % (red, rps / red))
+        else:
+            print("        100-row scan p99 %.3f ms (goal <= 1 ms)" % p99)
+    print("\nSwap under load (kiln load of a new version ~3 s into a run; quarter-second rates)")
+    for P in ("1", "16"):
+        for base in sorted(glob.glob(os.path.join(log, "swap-base-%s-*.txt" % P))):
+            r = swap_report(base, base.replace("swap-base", "swap-during"))
+            if r is None:
+                continue
+            b, first, low, secs = r
+            print("  P%-3s run %s: %.0f ops/s without a swap; from the swap: first second %.0f "
+                  "(%.0f%%), lowest quarter second %.0f (%.0f%%), back to 90%% after %.2f s" %
+                  (P, base.rsplit("-", 1)[1][:-4], b, first, 100 * first / b, low, 100 * low / b, secs))
+    for base in sorted(glob.glob(os.path.join(log, "swap-http-base-*.txt"))):
+        b = open(base).read().split()
+        d = open(base.replace("base", "during")).read().split()
+        print("  HTTP Get run %s: %.0f req/s p99 %.3f ms without a swap; %.0f req/s (%.0f%%) "
+              "p99 %.3f ms (%.2fx) over a run with one" %
+              (base.rsplit("-", 1)[1][:-4], float(b[0]), float(b[2]), float(d[0]),
+               100 * float(d[0]) / float(b[0]), float(d[2]), float(d[2]) / float(b[2])))
+    sw = open(os.path.join(log, "swaps.log")).read().strip().splitlines()
+    for l in sw[-6:]:
+        print("   ", l.split("info: ", 1)[-1])
+    rss = [int(m.group(1)) for m in
+           re.finditer(r"kiln_rss_kb=(\d+)", open(os.path.join(log, "rss.log")).read())]
+    if rss:
+        budget = cache_mb * 1024 + index_bytes // 1024
+        print("\nMemory: kiln-server peak RSS %.0f MiB over %d samples (every 5 s, %.0f min); "
+              "budget (cache %d MiB + indexes and blooms %.0f MiB) %.0f MiB: %s" %
+              (max(rss) / 1024, len(rss), len(rss) * 5 / 60, cache_mb, index_bytes / 2**20,
+               budget / 1024, "within" if max(rss) <= budget else "OVER"))
+
+
+if __name__ == "__main__":
+    main()
