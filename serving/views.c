@@ -11,6 +11,7 @@
  */
 #include "serving/views.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "serving/slog.h"
 #include "storage/schema.h"
@@ -435,6 +437,35 @@ views_close(views *v)
     free(v);
 }
 
+/* Ask the kernel to read every file of e's version into the page cache in
+ * the background (POSIX_FADV_WILLNEED): a version loaded from files that are
+ * not cached any more would otherwise be read from disk, one random block
+ * per request, until its blocks are in the block cache. */
+static void
+views_prefetch_files(views *v, views_entry *e)
+{
+    const manifest *m = store_view_manifest(e->view);
+    if (m == NULL)
+        return;
+    char dir[PATH_MAX], path[PATH_MAX + MANIFEST_FILE_NAME_MAX + 16];
+    for (size_t t = 0; t < m->table_count; t++) {
+        const manifest_table *mt = &m->tables[t];
+        if (table_dir_path(v->data_dir, mt->schema.name, dir, sizeof dir, NULL) != KILN_OK)
+            continue;
+        for (size_t r = 0; r < mt->region_count; r++) {
+            for (size_t f = 0; f < mt->regions[r].file_count; f++) {
+                snprintf(path, sizeof path, "%s/%s/%s", dir, TABLE_FILES_DIR,
+                         mt->regions[r].files[f].name);
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                    continue;
+                (void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+                close(fd);
+            }
+        }
+    }
+}
+
 /* Replay old's hot rows against e within the time budget. */
 static uint64_t
 views_warm(views *v, views_entry *old, views_entry *e)
@@ -488,6 +519,8 @@ views_open_entry(views *v, const char *name, views_entry *old)
         return NULL;
     }
     views_entry *e = views_entry_new(v, name, sv);
+    if (old != NULL)
+        views_prefetch_files(v, e);
     double t1 = views_mono_s();
     rowcache_set_warming(e->rows, 1);
     uint64_t warmed = views_warm(v, old, e);
