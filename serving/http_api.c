@@ -916,6 +916,12 @@ http_api_metrics(http_api *a, http_api_reply *out)
     for (size_t i = 0; i < n; i++)
         http_api_printf(b, "kiln_view_warm_seconds{table=\"%s\"} %.6f\n", infos[i].name,
                         infos[i].last_warm_ms / 1e3);
+    http_api_printf(b, "# HELP kiln_view_prefetch_bytes Bytes of blocks the last swap read "
+                       "into the block cache before serving.\n"
+                       "# TYPE kiln_view_prefetch_bytes gauge\n");
+    for (size_t i = 0; i < n; i++)
+        http_api_printf(b, "kiln_view_prefetch_bytes{table=\"%s\"} %llu\n", infos[i].name,
+                        (unsigned long long)infos[i].last_prefetch_bytes);
     http_api_printf(b, "# HELP kiln_view_open_error 1 while the current version of a table "
                        "cannot be opened.\n# TYPE kiln_view_open_error gauge\n");
     for (size_t i = 0; i < n; i++)

@@ -75,6 +75,9 @@ static const char kiln_server_usage_text[] =
     "  --scan-page-rows N      rows per scan response at most (default 10000)\n"
     "  --poll-ms N             how often CURRENT files are checked (default 100)\n"
     "  --warm-ms N             time a swap may spend warming hot rows (default 600)\n"
+    "  --prefetch-ms N         time a swap may spend reading the new version's blocks into\n"
+    "                          the cache, when the old version's were there (default 20000;\n"
+    "                          0: never)\n"
     "  --drain-timeout S       longest drain on shutdown (default 10)\n"
     "  --quiet                 log warnings and errors only\n"
     "  -h, --help              this help\n"
@@ -115,7 +118,7 @@ main(int argc, char **argv)
 {
     enum {
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
-        OPT_MAXCONN, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_DRAIN,
+        OPT_MAXCONN, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN,
         OPT_QUIET
     };
     static const struct option opts[] = {
@@ -133,6 +136,7 @@ main(int argc, char **argv)
         {"scan-page-rows", required_argument, NULL, OPT_PAGE},
         {"poll-ms", required_argument, NULL, OPT_POLL},
         {"warm-ms", required_argument, NULL, OPT_WARM},
+        {"prefetch-ms", required_argument, NULL, OPT_PREFETCH},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
@@ -218,6 +222,12 @@ main(int argc, char **argv)
             if (kiln_server_u64(optarg, 0, 600000, &v) != 0)
                 return kiln_server_usage_error("--warm-ms must be 0..600000, got '%s'", optarg);
             cfg.warm_ms = (long)v;
+            break;
+        case OPT_PREFETCH:
+            if (kiln_server_u64(optarg, 0, 600000, &v) != 0)
+                return kiln_server_usage_error("--prefetch-ms must be 0..600000, got '%s'",
+                                               optarg);
+            cfg.prefetch_ms = (long)v;
             break;
         case OPT_DRAIN:
             if (kiln_server_u64(optarg, 0, 3600, &v) != 0)

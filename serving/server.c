@@ -119,6 +119,7 @@ server_config_init(server_config *c)
     c->page_bytes = HTTP_API_PAGE_BYTES_DEFAULT;
     c->poll_ms = VIEWS_POLL_MS_DEFAULT;
     c->warm_ms = VIEWS_WARM_MS_DEFAULT;
+    c->prefetch_ms = VIEWS_PREFETCH_MS_DEFAULT;
 }
 
 static uint64_t
@@ -749,6 +750,7 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     vo.row_cache_bytes = rows;
     vo.poll_ms = cfg->poll_ms;
     vo.warm_ms = cfg->warm_ms;
+    vo.prefetch_ms = cfg->prefetch_ms;
     s->metrics = metrics_new();
     kiln_status st;
     for (size_t i = 0; i < cfg->resp_column_count; i++) {

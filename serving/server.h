@@ -52,6 +52,7 @@ typedef struct server_config {
     size_t page_bytes;
     long poll_ms;                     /* CURRENT checks */
     long warm_ms;                     /* warm-up budget of a swap */
+    long prefetch_ms;                 /* block prefetch budget of a swap (0: none) */
     const char *const *resp_columns;  /* "[TABLE=]FAMILY:QUALIFIER" */
     size_t resp_column_count;
 } server_config;

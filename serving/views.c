@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,9 @@
 #define VIEWS_SAMPLE_KEYS 1024
 #define VIEWS_SAMPLE_KEY_MAX 256
 #define VIEWS_SAMPLE_EVERY 16
+/* The background thread's nice value: opening, warming and retiring
+ * versions yield to the workers serving requests when the cores are busy. */
+#define VIEWS_THREAD_NICE 10
 
 struct views_entry {
     _Atomic long refs;
@@ -77,6 +82,7 @@ struct views {
     pthread_mutex_t stop_mu;
     pthread_cond_t stop_cv;
     int stop;
+    atomic_int stopping;           /* views_stop was called: cut a warm-up short */
 };
 
 struct views_reader {
@@ -131,6 +137,7 @@ views_options_init(views_options *o)
     o->poll_ms = VIEWS_POLL_MS_DEFAULT;
     o->warm_ms = VIEWS_WARM_MS_DEFAULT;
     o->warm_keys = VIEWS_WARM_KEYS_DEFAULT;
+    o->prefetch_ms = VIEWS_PREFETCH_MS_DEFAULT;
 }
 
 /* ------------------------------------------------------------------ entries */
@@ -364,7 +371,7 @@ views_may_retry(views *v, const char *name)
 
 static void
 views_note_open(views *v, const views_entry *e, double open_ms, double warm_ms, uint64_t warmed,
-                int swap)
+                uint64_t prefetched, int swap)
 {
     pthread_mutex_lock(&v->mu);
     views_state *st = views_state_get(v, e->name);
@@ -373,6 +380,7 @@ views_note_open(views *v, const views_entry *e, double open_ms, double warm_ms, 
     st->info.last_open_ms = open_ms;
     st->info.last_warm_ms = warm_ms;
     st->info.last_warm_rows = warmed;
+    st->info.last_prefetch_bytes = prefetched;
     st->info.error[0] = '\0';
     st->retry_at_ms = 0;
     if (swap)
@@ -466,6 +474,54 @@ views_prefetch_files(views *v, views_entry *e)
     }
 }
 
+typedef struct views_deadline {
+    views *v;
+    double at;                     /* views_mono_s */
+} views_deadline;
+
+static int
+views_past_deadline(void *arg)
+{
+    views_deadline *d = arg;
+    return atomic_load_explicit(&d->v->stopping, memory_order_relaxed) || views_mono_s() > d->at;
+}
+
+/* Read every data block of e's version into the block cache when the old
+ * version had (most of) its own there and the new one's fit beside them in
+ * the cache's free room (and in half the cache): then requests after the
+ * swap find the new files' blocks decoded in memory, as they found the old
+ * ones'. Otherwise nothing is read: warming by evicting the blocks the live
+ * version is serving from would only move the misses to before the swap.
+ * Returns the bytes added. */
+static uint64_t
+views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
+{
+    if (old == NULL || v->opt.prefetch_ms <= 0)
+        return 0;
+    /* The old version's cached bytes are the best guess of what the new
+     * one's blocks will take decoded (the trailers give the raw size only). */
+    uint64_t had = store_view_cached_bytes(old->view);
+    uint64_t need = store_view_data_bytes(e->view);
+    uint64_t old_need = store_view_data_bytes(old->view);
+    if (had == 0 || old_need == 0 || had < old_need / 2)
+        return 0;   /* the old version was not (mostly) cached: warm rows only */
+    uint64_t want = (uint64_t)((double)had * ((double)need / (double)old_need) * 1.125);
+    block_cache_stats bs;
+    block_cache_get_stats(v->cache, &bs);
+    uint64_t cap = block_cache_capacity(v->cache);
+    uint64_t free_bytes = bs.bytes_used < cap ? cap - bs.bytes_used : 0;
+    if (want > free_bytes || want > cap / 2)
+        return 0;   /* both versions do not fit side by side: never evict to warm */
+    uint64_t budget = want, start = budget;
+    views_deadline d = {v, views_mono_s() + (double)v->opt.prefetch_ms / 1000.0};
+    kiln_err err;
+    status_clear(&err);
+    if (store_view_prefetch(e->view, &budget, views_past_deadline, &d, &err) != KILN_OK)
+        slog_error("table %s: prefetch of version %llu: %s", e->name,
+                   (unsigned long long)e->version, err.msg);
+    return start - budget;
+}
+
 /* Replay old's hot rows against e within the time budget. */
 static uint64_t
 views_warm(views *v, views_entry *old, views_entry *e)
@@ -522,16 +578,19 @@ views_open_entry(views *v, const char *name, views_entry *old)
     if (old != NULL)
         views_prefetch_files(v, e);
     double t1 = views_mono_s();
+    uint64_t prefetched = views_prefetch_blocks(v, old, e);
+    double t2 = views_mono_s();
     rowcache_set_warming(e->rows, 1);
     uint64_t warmed = views_warm(v, old, e);
     rowcache_set_warming(e->rows, 0);   /* before anyone else sees e */
-    double t2 = views_mono_s();
-    views_note_open(v, e, (t1 - t0) * 1e3, (t2 - t1) * 1e3, warmed, old != NULL);
+    double t3 = views_mono_s();
+    views_note_open(v, e, (t1 - t0) * 1e3, (t3 - t1) * 1e3, warmed, prefetched, old != NULL);
     if (old != NULL)
-        slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %llu hot rows warmed "
-                  "in %.1f ms)", name, (unsigned long long)old->version,
-                  (unsigned long long)e->version, (t1 - t0) * 1e3, (unsigned long long)warmed,
-                  (t2 - t1) * 1e3);
+        slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of blocks "
+                  "prefetched in %.1f ms, %llu hot rows warmed in %.1f ms)", name,
+                  (unsigned long long)old->version, (unsigned long long)e->version,
+                  (t1 - t0) * 1e3, (double)prefetched / 1048576.0, (t2 - t1) * 1e3,
+                  (unsigned long long)warmed, (t3 - t2) * 1e3);
     else
         slog_info("table %s: serving version %llu (opened in %.1f ms)", name,
                   (unsigned long long)e->version, (t1 - t0) * 1e3);
@@ -616,6 +675,8 @@ static void *
 views_thread(void *arg)
 {
     views *v = arg;
+    /* Linux applies a nice value to one thread when given its id. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), VIEWS_THREAD_NICE);
     pthread_mutex_lock(&v->stop_mu);
     while (!v->stop) {
         struct timespec ts;
@@ -640,6 +701,7 @@ views_start(views *v, kiln_err *err)
     if (v->running)
         return KILN_OK;
     v->stop = 0;
+    atomic_store(&v->stopping, 0);
     int rc = pthread_create(&v->thread, NULL, views_thread, v);
     if (rc != 0)
         return status_set_errno(err, rc, "views: pthread_create");
@@ -652,6 +714,7 @@ views_stop(views *v)
 {
     if (!v->running)
         return;
+    atomic_store(&v->stopping, 1);
     pthread_mutex_lock(&v->stop_mu);
     v->stop = 1;
     pthread_cond_signal(&v->stop_cv);

@@ -7,10 +7,14 @@
  * each holding one open version. A background thread (views_start) looks at
  * every table's CURRENT every poll interval and lists the data directory
  * every second; when a load or a rollback (any process) published a new
- * version it opens it (trailers, indexes and blooms), warms it (replays the
- * most recently read rows of the old version against it, which fills the
- * block cache with the new files' hot blocks and its own row cache), and
- * only then publishes a new snapshot. A version that fails to open is
+ * version it opens it (trailers, indexes and blooms), warms it, and only
+ * then publishes a new snapshot. Warming has two parts: when the old
+ * version had its data in the block cache and the new one's blocks fit in
+ * the cache's free room beside them (and in half the cache), every data
+ * block of the new version is read into the cache first (HBase's prefetch
+ * on open), so requests after the swap do not go to the files; then the
+ * most recently read rows of the old version are replayed against the new
+ * one, filling its row cache. A version that fails to open is
  * reported and the old one kept serving; the open is retried.
  *
  * Worker threads read through a views_reader: a thread-local reference to
@@ -37,6 +41,7 @@
 #define VIEWS_POLL_MS_DEFAULT 100
 #define VIEWS_WARM_MS_DEFAULT 600
 #define VIEWS_WARM_KEYS_DEFAULT 250000
+#define VIEWS_PREFETCH_MS_DEFAULT 20000
 #define VIEWS_ERROR_MAX 512
 
 typedef struct views_options {
@@ -45,6 +50,7 @@ typedef struct views_options {
     long poll_ms;                /* CURRENT checks */
     long warm_ms;                /* time budget of a warm-up; 0: none */
     size_t warm_keys;            /* rows replayed at most */
+    long prefetch_ms;            /* time budget of a block prefetch; 0: none */
 } views_options;
 
 void views_options_init(views_options *o);
@@ -61,6 +67,7 @@ typedef struct views_table_info {
     int64_t opened_ms;           /* wall clock when the served version was published */
     double last_open_ms, last_warm_ms;
     uint64_t last_warm_rows;
+    uint64_t last_prefetch_bytes; /* blocks of the new version cached before it was served */
     char error[VIEWS_ERROR_MAX]; /* last failed open ("" if none since) */
 } views_table_info;
 

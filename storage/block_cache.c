@@ -16,6 +16,12 @@
  *
  * Blocks allocated with block_cache_block_alloc carry their entry in front
  * of them, so after the table line a lookup touches one contiguous region.
+ *
+ * Each shard also chains its entries by file (a small open-addressing map
+ * from file id to the file's first entry), so closing a file erases its
+ * blocks in time proportional to their number, not to the cache's size: a
+ * server retiring a version of a table must not hold every shard's lock
+ * while it walks millions of other files' blocks.
  */
 #include "storage/block_cache.h"
 
@@ -29,6 +35,7 @@
 #define DEFAULT_SHARD_BITS 4
 #define MAX_SHARD_BITS 8
 #define MIN_SLOTS 64
+#define MIN_FILE_SLOTS 8
 
 struct block_cache_handle {
     uint64_t file_id;
@@ -42,6 +49,7 @@ struct block_cache_handle {
     uint8_t referenced;     /* looked up since it last came round the list */
     uint8_t inline_data;    /* data follows this entry in the same allocation */
     block_cache_handle *lru_prev, *lru_next; /* recency list, iff in_table */
+    block_cache_handle *file_prev, *file_next; /* the file's chain, iff in_table */
 };
 
 /* Entry size rounded so inline data after it is aligned for any type. */
@@ -53,11 +61,21 @@ typedef struct slot {
     block_cache_handle *e;  /* NULL: empty */
 } slot;
 
+/* One file's chain of entries in a shard (head NULL: empty slot). */
+typedef struct file_slot {
+    uint64_t file_id;
+    block_cache_handle *head;
+    size_t charge;          /* of the file's entries in this shard */
+} file_slot;
+
 typedef struct cache_shard {
     pthread_mutex_t mu;
     slot *slots;
     size_t nslots;          /* power of two */
     size_t count;
+    file_slot *files;       /* open addressing by file id, at most half full */
+    size_t nfiles_slots;    /* power of two */
+    size_t nfiles;
     size_t usage;
     size_t capacity;
     block_cache_handle lru; /* sentinel: lru.lru_next is the oldest */
@@ -169,6 +187,101 @@ table_delete_slot(cache_shard *s, size_t i)
     }
 }
 
+/* ------------------------------------------------------------------ file chains */
+
+static size_t
+file_home(const cache_shard *s, uint64_t file_id)
+{
+    return (size_t)((file_id * 0x9E3779B97F4A7C15ull) >> 17) & (s->nfiles_slots - 1);
+}
+
+/* Index of file_id's slot, or of the empty slot where it would go. */
+static size_t
+file_find(const cache_shard *s, uint64_t file_id)
+{
+    size_t mask = s->nfiles_slots - 1;
+    size_t i = file_home(s, file_id);
+    while (s->files[i].head != NULL && s->files[i].file_id != file_id)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void
+file_map_grow(cache_shard *s)
+{
+    file_slot *old = s->files;
+    size_t n = s->nfiles_slots;
+    s->nfiles_slots = n * 2;
+    s->files = kiln_calloc(s->nfiles_slots, sizeof *s->files);
+    for (size_t i = 0; i < n; i++) {
+        if (old[i].head != NULL)
+            s->files[file_find(s, old[i].file_id)] = old[i];
+    }
+    free(old);
+}
+
+/* Empty file slot i, moving later slots of its probe run back (as
+ * table_delete_slot does for the block table). */
+static void
+file_delete_slot(cache_shard *s, size_t i)
+{
+    size_t mask = s->nfiles_slots - 1;
+    size_t j = i;
+    for (;;) {
+        s->files[i].head = NULL;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (s->files[j].head == NULL)
+                return;
+            size_t home = file_home(s, s->files[j].file_id);
+            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+                continue;
+            break;
+        }
+        s->files[i] = s->files[j];
+        i = j;
+    }
+}
+
+static void
+file_chain_add(cache_shard *s, block_cache_handle *e)
+{
+    size_t i = file_find(s, e->file_id);
+    e->file_prev = NULL;
+    e->file_next = s->files[i].head;
+    if (e->file_next != NULL) {
+        e->file_next->file_prev = e;
+    } else {
+        s->files[i].file_id = e->file_id;
+        s->files[i].charge = 0;
+        s->nfiles++;
+    }
+    s->files[i].head = e;
+    s->files[i].charge += e->charge;
+    if (2 * s->nfiles > s->nfiles_slots)
+        file_map_grow(s);
+}
+
+static void
+file_chain_remove(cache_shard *s, block_cache_handle *e)
+{
+    if (e->file_next != NULL)
+        e->file_next->file_prev = e->file_prev;
+    size_t i = file_find(s, e->file_id);
+    s->files[i].charge -= e->charge;
+    if (e->file_prev != NULL) {
+        e->file_prev->file_next = e->file_next;
+    } else {
+        if (e->file_next != NULL) {
+            s->files[i].head = e->file_next;
+        } else {
+            file_delete_slot(s, i);
+            s->nfiles--;
+        }
+    }
+    e->file_prev = e->file_next = NULL;
+}
+
 static void
 entry_free(block_cache_handle *e)
 {
@@ -184,6 +297,7 @@ table_unlink(cache_shard *s, block_cache_handle *e)
     table_delete_slot(s, table_find(s, e->hash, e->file_id, e->offset));
     e->in_table = 0;
     lru_remove(e);
+    file_chain_remove(s, e);
     s->count--;
     s->usage -= e->charge;
 }
@@ -243,6 +357,8 @@ block_cache_new_shards(size_t capacity_bytes, unsigned shard_bits)
         if (i < capacity_bytes % c->nshards)
             s->capacity++;
         s->lru.lru_next = s->lru.lru_prev = &s->lru;
+        s->nfiles_slots = MIN_FILE_SLOTS;
+        s->files = kiln_calloc(s->nfiles_slots, sizeof *s->files);
     }
     return c;
 }
@@ -264,6 +380,7 @@ block_cache_free(block_cache *c)
             if (s->slots[j].e)
                 entry_free(s->slots[j].e);
         free(s->slots);
+        free(s->files);
         pthread_mutex_destroy(&s->mu);
     }
     free(c->shards);
@@ -329,6 +446,7 @@ insert_entry(block_cache *c, block_cache_handle *e)
     s->slots[i].hash = e->hash;
     s->slots[i].e = e;
     lru_append(s, e);
+    file_chain_add(s, e);
     s->count++;
     s->usage += e->charge;
     s->inserts++;
@@ -353,6 +471,7 @@ entry_init(block_cache_handle *e, uint64_t file_id, uint64_t offset, void *data,
     e->in_table = 1;
     e->referenced = 0;
     e->lru_prev = e->lru_next = NULL;
+    e->file_prev = e->file_next = NULL;
 }
 
 block_cache_handle *
@@ -424,23 +543,38 @@ block_cache_erase_file(block_cache *c, uint64_t file_id)
         cache_shard *s = &c->shards[i];
         block_cache_handle *dead = NULL;
         pthread_mutex_lock(&s->mu);
-        /* Walk the recency list (deleting from the table while scanning its
-         * slots would move entries under the scan). */
-        block_cache_handle *e = s->lru.lru_next;
-        while (e != &s->lru) {
-            block_cache_handle *next = e->lru_next;
-            if (e->file_id == file_id) {
-                table_unlink(s, e);
-                if (--e->refs == 0) {
-                    e->lru_next = dead;
-                    dead = e;
-                } /* else pinned: freed by its last release */
-            }
-            e = next;
+        block_cache_handle *e;
+        while ((e = s->files[file_find(s, file_id)].head) != NULL) {
+            table_unlink(s, e);   /* takes e off the file's chain too */
+            if (--e->refs == 0) {
+                e->lru_next = dead;
+                dead = e;
+            } /* else pinned: freed by its last release */
         }
         pthread_mutex_unlock(&s->mu);
         free_list(dead);
     }
+}
+
+size_t
+block_cache_capacity(const block_cache *c)
+{
+    return c->capacity;
+}
+
+uint64_t
+block_cache_file_bytes(block_cache *c, uint64_t file_id)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < c->nshards; i++) {
+        cache_shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        const file_slot *f = &s->files[file_find(s, file_id)];
+        if (f->head != NULL)
+            n += f->charge;
+        pthread_mutex_unlock(&s->mu);
+    }
+    return n;
 }
 
 void

@@ -65,6 +65,10 @@ void block_cache_unreserve(block_cache *c, size_t bytes);
 
 /* Drop every unpinned block of a file (when the file is closed). */
 void block_cache_erase_file(block_cache *c, uint64_t file_id);
+/* Bytes (as charged against the budget) of the file's cached blocks. */
+uint64_t block_cache_file_bytes(block_cache *c, uint64_t file_id);
+/* The byte budget. */
+size_t block_cache_capacity(const block_cache *c);
 
 void block_cache_get_stats(block_cache *c, block_cache_stats *out);
 

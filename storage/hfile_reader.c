@@ -1100,6 +1100,48 @@ cursor_data_entry(const icursor *c, hfile_index_entry *e)
     cursor_entry_at(c, c->levels - 1, c->lv[c->levels - 1].pos, e);
 }
 
+/* ------------------------------------------------------------------ prefetch */
+
+kiln_status
+hfile_reader_prefetch(hfile_reader *r, uint64_t *budget, int (*stop)(void *), void *arg,
+                      kiln_err *err)
+{
+    if (r->own_cache || r->cache == NULL)
+        return KILN_OK;
+    icursor c = {.r = r, .levels = r->levels};
+    kiln_status s = cursor_seek(&c, POS_FIRST, NULL, err);
+    for (uint64_t n = 0; s == KILN_OK; n++) {
+        if ((n & 15) == 15 && stop != NULL && stop(arg))
+            break;
+        hfile_index_entry e;
+        cursor_data_entry(&c, &e);
+        block_cache_handle *h = block_cache_lookup(r->cache, r->file_id, e.offset);
+        if (h == NULL) {
+            if (*budget == 0)
+                break;
+            hfile_block *b;
+            s = block_load(r, e.offset, e.on_disk_size, DATA_TYPES, &b, NULL, err);
+            if (s != KILN_OK)
+                break;
+            size_t charge = b->alloc;
+            h = block_cache_insert_block(r->cache, r->file_id, e.offset, b, b->alloc);
+            *budget = charge < *budget ? *budget - charge : 0;
+        }
+        block_cache_release(r->cache, h);
+        s = cursor_step(&c, 1, err);
+    }
+    cursor_release(&c);
+    return s == KILN_NOT_FOUND ? KILN_OK : s;
+}
+
+uint64_t
+hfile_reader_cached_bytes(const hfile_reader *r)
+{
+    if (r->own_cache || r->cache == NULL)
+        return 0;
+    return block_cache_file_bytes(r->cache, r->file_id);
+}
+
 /* ------------------------------------------------------------------ iterator */
 
 struct hfile_iter {

@@ -300,6 +300,51 @@ store_view_region_bytes(const store_view *v, size_t i, size_t *files)
     return v->regions[i].bytes;
 }
 
+uint64_t
+store_view_cached_bytes(const store_view *v)
+{
+    uint64_t n = 0;
+    for (size_t r = 0; r < v->nregions; r++)
+        for (size_t f = 0; f < v->regions[r].nfiles; f++)
+            n += hfile_reader_cached_bytes(v->regions[r].files[f].rd);
+    for (size_t i = 0; i < v->nindexes; i++)
+        n += store_view_cached_bytes(v->indexes[i]);
+    return n;
+}
+
+uint64_t
+store_view_data_bytes(const store_view *v)
+{
+    uint64_t n = 0;
+    for (size_t r = 0; r < v->nregions; r++)
+        for (size_t f = 0; f < v->regions[r].nfiles; f++)
+            n += hfile_reader_trailer(v->regions[r].files[f].rd)->total_uncompressed_bytes;
+    for (size_t i = 0; i < v->nindexes; i++)
+        n += store_view_data_bytes(v->indexes[i]);
+    return n;
+}
+
+kiln_status
+store_view_prefetch(store_view *v, uint64_t *budget, int (*stop)(void *), void *arg,
+                    kiln_err *err)
+{
+    for (size_t r = 0; r < v->nregions; r++) {
+        for (size_t f = 0; f < v->regions[r].nfiles; f++) {
+            if (*budget == 0 || (stop != NULL && stop(arg)))
+                return KILN_OK;
+            kiln_status s = hfile_reader_prefetch(v->regions[r].files[f].rd, budget, stop, arg, err);
+            if (s != KILN_OK)
+                return s;
+        }
+    }
+    for (size_t i = 0; i < v->nindexes; i++) {
+        kiln_status s = store_view_prefetch(v->indexes[i], budget, stop, arg, err);
+        if (s != KILN_OK)
+            return s;
+    }
+    return KILN_OK;
+}
+
 int
 store_view_is_current(const store_view *v)
 {

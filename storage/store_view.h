@@ -75,6 +75,16 @@ kslice store_view_region_end(const store_view *v, size_t i);
 /* Bytes of the HFiles of region i, and their count. */
 uint64_t store_view_region_bytes(const store_view *v, size_t i, size_t *files);
 
+/* Block cache use of a version, for warming its successor: the bytes of
+ * its files' blocks now cached, and the uncompressed size of its data (the
+ * HFile trailers' totals), both over the table and its index tables. */
+uint64_t store_view_cached_bytes(const store_view *v);
+uint64_t store_view_data_bytes(const store_view *v);
+/* hfile_reader_prefetch over every file of v and of its index tables, one
+ * region after another; stops at the first error. */
+kiln_status store_view_prefetch(store_view *v, uint64_t *budget, int (*stop)(void *), void *arg,
+                                kiln_err *err);
+
 /* 1 if CURRENT is unchanged since the view was opened (one stat(2)); 0 if it
  * changed (or vanished), so a server reopens and swaps. */
 int store_view_is_current(const store_view *v);

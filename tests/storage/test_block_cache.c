@@ -237,6 +237,50 @@ erase_file_drops_blocks(void **state)
     block_cache_free(c);
 }
 
+/* Many files in one shard, blocks evicted, reinserted and erased in a
+ * random order: the per-file chains (and the map from file to chain, which
+ * grows and shrinks) stay consistent with the table. */
+static void
+erase_many_files(void **state)
+{
+    enum { FILES = 300, BLOCKS = 40 };
+    block_cache *c = block_cache_new_shards(FILES * BLOCKS * 60, 0);
+    static uint8_t erased[FILES];
+    memset(erased, 0, sizeof erased);
+    uint64_t seed = 12345;
+    for (int round = 0; round < 4; round++) {
+        for (uint64_t f = 1; f <= FILES; f++)
+            for (uint64_t b = 0; b < BLOCKS; b++)
+                if (!erased[f - 1])
+                    insert_release(c, 1000 + f, b * 512, 40);
+        for (int k = 0; k < FILES / 4; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t f = 1 + (seed >> 33) % FILES;
+            block_cache_erase_file(c, 1000 + f);
+            erased[f - 1] = 1;
+        }
+        size_t live = 0;
+        for (uint64_t f = 1; f <= FILES; f++) {
+            for (uint64_t b = 0; b < BLOCKS; b++) {
+                int p = present(c, 1000 + f, b * 512);
+                if (erased[f - 1])
+                    assert_false(p);
+                live += (size_t)p;
+            }
+        }
+        block_cache_stats st;
+        block_cache_get_stats(c, &st);
+        assert_int_equal(st.entries, live);
+    }
+    for (uint64_t f = 1; f <= FILES; f++)
+        block_cache_erase_file(c, 1000 + f);
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 0);
+    assert_int_equal(st.bytes_used, 0);
+    block_cache_free(c);
+}
+
 static void
 zero_capacity_caches_nothing(void **state)
 {
@@ -391,6 +435,7 @@ main(void)
         cmocka_unit_test(pinning_prevents_eviction),
         cmocka_unit_test(duplicate_insert_keeps_first),
         cmocka_unit_test(erase_file_drops_blocks),
+        cmocka_unit_test(erase_many_files),
         cmocka_unit_test(zero_capacity_caches_nothing),
         cmocka_unit_test(inline_blocks),
         cmocka_unit_test(reservations_bounded),

@@ -439,6 +439,90 @@ empty_and_tiny_files(void **state)
 }
 
 static int
+stop_now(void *arg)
+{
+    return ++*(int *)arg > 2;
+}
+
+/* Prefetch reads every data block into the cache (a full scan afterwards
+ * misses nothing but index blocks it had already read), stops at its byte
+ * budget and when told to, and is idempotent. */
+static void
+prefetch_fills_cache(void **state)
+{
+    cellset cs;
+    cellset_random(&cs, 20000, 1, 1);
+    hfile_writer_options o;
+    hfile_writer_options_init(&o);
+    o.sync = 0;
+    o.codec = CODEC_SNAPPY;
+    o.block_size = 256;
+    o.index_block_max = 512;   /* a multi-level index: the cursor crosses leaves */
+    char path[256];
+    snprintf(path, sizeof path, "%s/prefetch.hfile", tmp_dir);
+    write_file(path, &o, &cs);
+    kiln_err err;
+    status_clear(&err);
+
+    /* a budget of one byte caches one block, then stops */
+    block_cache *bc = block_cache_new(64u << 20);
+    hfile_reader *r;
+    assert_int_equal(hfile_reader_open(path, bc, &r, &err), KILN_OK);
+    uint64_t before = hfile_reader_cached_bytes(r), budget = 1;
+    assert_int_equal(hfile_reader_prefetch(r, &budget, NULL, NULL, &err), KILN_OK);
+    assert_int_equal(budget, 0);
+    uint64_t one = hfile_reader_cached_bytes(r) - before;
+    assert_true(one > 0 && one < 4096);
+    /* a stop callback ends it early */
+    int calls = 0;
+    budget = UINT64_MAX;
+    assert_int_equal(hfile_reader_prefetch(r, &budget, stop_now, &calls, &err), KILN_OK);
+    assert_int_equal(calls, 3);
+    uint64_t partial = UINT64_MAX - budget;
+    assert_true(partial > 0);
+    /* then the whole file */
+    budget = UINT64_MAX;
+    assert_int_equal(hfile_reader_prefetch(r, &budget, NULL, NULL, &err), KILN_OK);
+    uint64_t rest = UINT64_MAX - budget;
+    uint64_t data_blocks = 0;
+    block_cache_stats st0, st1;
+    block_cache_get_stats(bc, &st0);
+    /* nothing left to read: a second prefetch adds nothing, a scan misses nothing */
+    budget = UINT64_MAX;
+    assert_int_equal(hfile_reader_prefetch(r, &budget, NULL, NULL, &err), KILN_OK);
+    assert_int_equal(budget, UINT64_MAX);
+    hfile_iter *it = hfile_iter_new(r);
+    assert_int_equal(hfile_iter_seek_first(it, &err), KILN_OK);
+    size_t n = 0;
+    while (hfile_iter_valid(it)) {
+        n++;
+        assert_int_equal(hfile_iter_next(it, &err), KILN_OK);
+    }
+    hfile_iter_free(it);
+    assert_int_equal(n, cs.n);
+    block_cache_get_stats(bc, &st1);
+    assert_int_equal(st1.misses, st0.misses);
+    data_blocks = st1.entries;
+    assert_true(data_blocks > 100);
+    assert_true(one + partial + rest <= hfile_reader_cached_bytes(r));
+    hfile_reader_close(r);
+    /* closing the file drops its blocks */
+    block_cache_get_stats(bc, &st1);
+    assert_int_equal(st1.entries, 0);
+    block_cache_free(bc);
+
+    /* a reader with its own cache does nothing */
+    assert_int_equal(hfile_reader_open(path, NULL, &r, &err), KILN_OK);
+    budget = UINT64_MAX;
+    assert_int_equal(hfile_reader_prefetch(r, &budget, NULL, NULL, &err), KILN_OK);
+    assert_int_equal(budget, UINT64_MAX);
+    assert_int_equal(hfile_reader_cached_bytes(r), 0);
+    hfile_reader_close(r);
+    unlink(path);
+    cellset_free(&cs);
+}
+
+static int
 setup(void **state)
 {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/kiln-hfrt-XXXXXX");
@@ -467,6 +551,7 @@ main(void)
         cmocka_unit_test(without_tags_or_mvcc),
         cmocka_unit_test(three_level_index),
         cmocka_unit_test(empty_and_tiny_files),
+        cmocka_unit_test(prefetch_fills_cache),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
