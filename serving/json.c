@@ -8,24 +8,38 @@
 #include "serving/json.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char json_b64_tab[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* Two output characters per 12 input bits: one 16-bit load from a table
+ * that fits in L1 instead of two lookups and two stores. */
+static uint16_t json_b64_pairs[4096];
+static pthread_once_t json_b64_once = PTHREAD_ONCE_INIT;
+
+static void
+json_b64_init(void)
+{
+    for (unsigned i = 0; i < 4096; i++) {
+        uint8_t two[2] = {(uint8_t)json_b64_tab[i >> 6], (uint8_t)json_b64_tab[i & 63]};
+        memcpy(&json_b64_pairs[i], two, 2);
+    }
+}
+
 void
 json_b64_append(kbuf *out, const uint8_t *p, size_t n)
 {
+    pthread_once(&json_b64_once, json_b64_init);
     buf_reserve(out, json_b64_len(n));
     uint8_t *o = out->data + out->len;
     size_t i = 0;
     for (; i + 3 <= n; i += 3) {
         uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        o[0] = (uint8_t)json_b64_tab[v >> 18];
-        o[1] = (uint8_t)json_b64_tab[(v >> 12) & 63];
-        o[2] = (uint8_t)json_b64_tab[(v >> 6) & 63];
-        o[3] = (uint8_t)json_b64_tab[v & 63];
+        memcpy(o, &json_b64_pairs[v >> 12], 2);
+        memcpy(o + 2, &json_b64_pairs[v & 4095], 2);
         o += 4;
     }
     if (i < n) {
@@ -126,12 +140,23 @@ json_raw(kbuf *out, const char *s)
 void
 json_u64(kbuf *out, uint64_t v)
 {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
     char tmp[24];
     size_t k = sizeof tmp;
-    do {
-        tmp[--k] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
+    while (v >= 100) {
+        k -= 2;
+        memcpy(tmp + k, pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        k -= 2;
+        memcpy(tmp + k, pairs + 2 * v, 2);
+    } else {
+        tmp[--k] = (char)('0' + v);
+    }
     buf_append(out, tmp + k, sizeof tmp - k);
 }
 

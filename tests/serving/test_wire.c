@@ -297,6 +297,38 @@ resp_writes_replies(void **state)
 }
 
 static void
+json_numbers_print_exactly(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t v;
+        const char *s;
+    } cases[] = {{0, "0"}, {7, "7"}, {10, "10"}, {99, "99"}, {100, "100"}, {101, "101"},
+                 {1700000000000, "1700000000000"}, {-1, "-1"}, {-100, "-100"},
+                 {INT64_MAX, "9223372036854775807"}, {INT64_MIN, "-9223372036854775808"}};
+    kbuf b = KBUF_INIT;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        buf_reset(&b);
+        json_i64(&b, cases[i].v);
+        assert_int_equal(b.len, strlen(cases[i].s));
+        assert_memory_equal(b.data, cases[i].s, b.len);
+    }
+    buf_reset(&b);
+    json_u64(&b, UINT64_MAX);
+    assert_int_equal(b.len, 20);
+    assert_memory_equal(b.data, "18446744073709551615", 20);
+    char want[32];
+    for (uint64_t v = 0; v < 100000; v += 7) {
+        buf_reset(&b);
+        json_u64(&b, v * 1000003);
+        int n = snprintf(want, sizeof want, "%llu", (unsigned long long)(v * 1000003));
+        assert_int_equal(b.len, (size_t)n);
+        assert_memory_equal(b.data, want, (size_t)n);
+    }
+    buf_free(&b);
+}
+
+static void
 json_base64_round_trips(void **state)
 {
     (void)state;
@@ -488,6 +520,7 @@ main(void)
         cmocka_unit_test(resp_parses_commands),
         cmocka_unit_test(resp_writes_replies),
         cmocka_unit_test(json_base64_round_trips),
+        cmocka_unit_test(json_numbers_print_exactly),
         cmocka_unit_test(json_parses_documents),
         cmocka_unit_test(rowcache_images_and_eviction),
     };
