@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define ROWCACHE_SHARD_BITS 5
 #define ROWCACHE_SHARDS (1u << ROWCACHE_SHARD_BITS)
@@ -133,6 +134,7 @@ rowcache_free(rowcache *c)
     if (c == NULL)
         return;
     uint64_t freed = 0;
+    unsigned unmapped = 0;
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
         freed += s->bytes;
@@ -140,6 +142,11 @@ rowcache_free(rowcache *c)
             rowcache_map *next = m->next;
             munmap(m, m->size);
             m = next;
+            /* Each unmap takes the process's memory-map lock: pause now
+             * and then so the workers' own mappings and page faults are
+             * not queued behind gigabytes of them. */
+            if (++unmapped % 64 == 0)
+                usleep(200);
         }
         free(s->buckets);
         pthread_mutex_destroy(&s->mu);

@@ -32,9 +32,12 @@
 #define VIEWS_SAMPLE_KEYS 1024
 #define VIEWS_SAMPLE_KEY_MAX 256
 #define VIEWS_SAMPLE_EVERY 16
-/* The background thread's nice value: opening, warming and retiring
- * versions yield to the workers serving requests when the cores are busy. */
-#define VIEWS_THREAD_NICE 10
+/* The background thread's nice value while it warms a new version, so the
+ * warm-up yields to the workers serving requests when the cores are busy.
+ * Retiring a version runs at normal priority: it frees memory under the
+ * allocator's and the kernel's locks, and a thread preempted while holding
+ * them would stall the workers waiting on them. */
+#define VIEWS_WARM_NICE 10
 
 struct views_entry {
     _Atomic long refs;
@@ -552,6 +555,30 @@ views_warm(views *v, views_entry *old, views_entry *e)
     return done;
 }
 
+typedef struct views_warmup {
+    views *v;
+    views_entry *old, *e;
+    uint64_t prefetched, warmed;
+    double t_prefetched;
+    int own_thread;
+} views_warmup;
+
+/* Prefetch and warm e, at a lower priority than the workers. */
+static void *
+views_warmup_main(void *arg)
+{
+    views_warmup *w = arg;
+    /* Linux applies a nice value to the one thread whose id it is given. */
+    if (w->own_thread)
+        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), VIEWS_WARM_NICE);
+    w->prefetched = views_prefetch_blocks(w->v, w->old, w->e);
+    w->t_prefetched = views_mono_s();
+    rowcache_set_warming(w->e->rows, 1);
+    w->warmed = views_warm(w->v, w->old, w->e);
+    rowcache_set_warming(w->e->rows, 0);   /* before anyone else sees e */
+    return NULL;
+}
+
 static int
 views_name_cmp(const void *a, const void *b)
 {
@@ -578,12 +605,17 @@ views_open_entry(views *v, const char *name, views_entry *old)
     if (old != NULL)
         views_prefetch_files(v, e);
     double t1 = views_mono_s();
-    uint64_t prefetched = views_prefetch_blocks(v, old, e);
-    double t2 = views_mono_s();
-    rowcache_set_warming(e->rows, 1);
-    uint64_t warmed = views_warm(v, old, e);
-    rowcache_set_warming(e->rows, 0);   /* before anyone else sees e */
-    double t3 = views_mono_s();
+    views_warmup w = {v, old, e, 0, 0, 0, 1};
+    pthread_t th;
+    /* On a thread of its own, so that its nice value goes with it. */
+    if (pthread_create(&th, NULL, views_warmup_main, &w) == 0) {
+        pthread_join(th, NULL);
+    } else {
+        w.own_thread = 0;
+        views_warmup_main(&w);
+    }
+    double t2 = w.t_prefetched, t3 = views_mono_s();
+    uint64_t prefetched = w.prefetched, warmed = w.warmed;
     views_note_open(v, e, (t1 - t0) * 1e3, (t3 - t1) * 1e3, warmed, prefetched, old != NULL);
     if (old != NULL)
         slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of blocks "
@@ -675,8 +707,6 @@ static void *
 views_thread(void *arg)
 {
     views *v = arg;
-    /* Linux applies a nice value to one thread when given its id. */
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), VIEWS_THREAD_NICE);
     pthread_mutex_lock(&v->stop_mu);
     while (!v->stop) {
         struct timespec ts;
