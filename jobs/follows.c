@@ -127,20 +127,7 @@ follows_setup(mr_job *job, int argc, char **argv, kiln_err *err)
     follows_state *st = kiln_calloc(1, sizeof *st);
     mr_job_set_state(job, st, follows_state_free);
     st->v = view_new(job, "follows");
-    const char *table = "follows";
-    kiln_status s = KILN_OK;
-    for (int i = 1; i < argc && s == KILN_OK; i++) {
-        if (view_common_arg(st->v, argc, argv, &i, &s, err))
-            continue;
-        if (strcmp(argv[i], "--table") == 0)
-            s = jobs_take_value(argc, argv, &i, &table, err);
-        else
-            s = status_set(err, KILN_INVALID, "follows: unknown argument '%s'", argv[i]);
-    }
-    if (s == KILN_OK)
-        s = view_add_table(st->v, NULL, table, "e", &st->table, err);
-    if (s == KILN_OK)
-        s = view_setup(st->v, err);
+    kiln_status s = view_setup_one_table(st->v, argc, argv, "follows", "e", &st->table, err);
     if (s != KILN_OK)
         return s;
     mr_job_set_map(job, follows_map);

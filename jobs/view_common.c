@@ -433,6 +433,27 @@ view_setup(view *v, kiln_err *err)
     return KILN_OK;
 }
 
+kiln_status
+view_setup_one_table(view *v, int argc, char **argv, const char *default_table,
+                     const char *families, size_t *index, kiln_err *err)
+{
+    const char *table = default_table;
+    kiln_status s = KILN_OK;
+    for (int i = 1; i < argc && s == KILN_OK; i++) {
+        if (view_common_arg(v, argc, argv, &i, &s, err))
+            continue;
+        if (strcmp(argv[i], "--table") == 0)
+            s = jobs_take_value(argc, argv, &i, &table, err);
+        else
+            s = status_set(err, KILN_INVALID, "%s: unknown argument '%s'", v->name, argv[i]);
+    }
+    if (s == KILN_OK)
+        s = view_add_table(v, NULL, table, families, index, err);
+    if (s == KILN_OK)
+        s = view_setup(v, err);
+    return s;
+}
+
 /* ------------------------------------------------------------------ map */
 
 /* The stored key of user row `row` of table: the row itself, or in a salted

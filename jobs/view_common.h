@@ -99,6 +99,13 @@ const char *view_data_dir(const view *v);
  * or malformed. */
 kiln_status view_setup(view *v, kiln_err *err);
 
+/* The whole setup of a job writing one table: the shared arguments plus
+ * `--table NAME` (default_table when absent; any other argument is refused
+ * naming the job), the table with the given families as table 0 (*index),
+ * then view_setup. */
+kiln_status view_setup_one_table(view *v, int argc, char **argv, const char *default_table,
+                                 const char *families, size_t *index, kiln_err *err);
+
 /* ------------------------------------------------------------------ map */
 
 /* A bad input line: counted under NAME / Bad Lines and skipped (the first
