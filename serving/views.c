@@ -84,8 +84,7 @@ struct views {
     int running;
     pthread_mutex_t stop_mu;
     pthread_cond_t stop_cv;
-    int stop;
-    atomic_int stopping;           /* views_stop was called: cut a warm-up short */
+    atomic_int stop;               /* set under stop_mu; a warm-up reads it to stop early */
 };
 
 struct views_reader {
@@ -477,16 +476,23 @@ views_prefetch_files(views *v, views_entry *e)
     }
 }
 
+/* The end of a warm-up step: a time (views_mono_s), or the server stopping. */
 typedef struct views_deadline {
     views *v;
-    double at;                     /* views_mono_s */
+    double at;
 } views_deadline;
+
+static views_deadline
+views_deadline_in(views *v, long ms)
+{
+    return (views_deadline){v, views_mono_s() + (double)ms / 1000.0};
+}
 
 static int
 views_past_deadline(void *arg)
 {
     views_deadline *d = arg;
-    return atomic_load_explicit(&d->v->stopping, memory_order_relaxed) || views_mono_s() > d->at;
+    return atomic_load_explicit(&d->v->stop, memory_order_relaxed) || views_mono_s() > d->at;
 }
 
 /* Read every data block of e's version into the block cache when the old
@@ -516,7 +522,7 @@ views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
     if (want > free_bytes || want > cap / 2)
         return 0;   /* both versions do not fit side by side: never evict to warm */
     uint64_t budget = want, start = budget;
-    views_deadline d = {v, views_mono_s() + (double)v->opt.prefetch_ms / 1000.0};
+    views_deadline d = views_deadline_in(v, v->opt.prefetch_ms);
     kiln_err err;
     status_clear(&err);
     if (store_view_prefetch(e->view, &budget, views_past_deadline, &d, &err) != KILN_OK)
@@ -533,7 +539,7 @@ views_warm(views *v, views_entry *old, views_entry *e)
         return 0;
     kbuf keys = KBUF_INIT;
     size_t n = views_entry_hot_keys(old, v->opt.warm_keys, &keys);
-    double deadline = views_mono_s() + (double)v->opt.warm_ms / 1000.0;
+    views_deadline d = views_deadline_in(v, v->opt.warm_ms);
     uint64_t done = 0;
     size_t pos = 0;
     kiln_err err;
@@ -547,7 +553,7 @@ views_warm(views *v, views_entry *old, views_entry *e)
         if (views_get(e, v->warm_ctx, p + 4, kl, NULL, &r, &err) != KILN_OK)
             break;   /* a bad block: the requests will report it */
         done++;
-        if ((done & 63) == 0 && views_mono_s() > deadline)
+        if ((done & 63) == 0 && views_past_deadline(&d))
             break;
     }
     buf_free(&keys);
@@ -605,14 +611,17 @@ views_open_entry(views *v, const char *name, views_entry *old)
     if (old != NULL)
         views_prefetch_files(v, e);
     double t1 = views_mono_s();
-    views_warmup w = {v, old, e, 0, 0, 0, 1};
+    views_warmup w = {v, old, e, 0, 0, t1, 1};
     pthread_t th;
-    /* On a thread of its own, so that its nice value goes with it. */
-    if (pthread_create(&th, NULL, views_warmup_main, &w) == 0) {
-        pthread_join(th, NULL);
-    } else {
-        w.own_thread = 0;
-        views_warmup_main(&w);
+    /* A swap warms on a thread of its own, so that its nice value goes with
+     * it; a first open has nothing to warm from. */
+    if (old != NULL) {
+        if (pthread_create(&th, NULL, views_warmup_main, &w) == 0) {
+            pthread_join(th, NULL);
+        } else {
+            w.own_thread = 0;
+            views_warmup_main(&w);
+        }
     }
     double t2 = w.t_prefetched, t3 = views_mono_s();
     uint64_t prefetched = w.prefetched, warmed = w.warmed;
@@ -708,14 +717,14 @@ views_thread(void *arg)
 {
     views *v = arg;
     pthread_mutex_lock(&v->stop_mu);
-    while (!v->stop) {
+    while (!atomic_load(&v->stop)) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         long ns = ts.tv_nsec + (v->opt.poll_ms % 1000) * 1000000L;
         ts.tv_sec += v->opt.poll_ms / 1000 + ns / 1000000000L;
         ts.tv_nsec = ns % 1000000000L;
         pthread_cond_timedwait(&v->stop_cv, &v->stop_mu, &ts);
-        if (v->stop)
+        if (atomic_load(&v->stop))
             break;
         pthread_mutex_unlock(&v->stop_mu);
         views_poll(v);
@@ -730,8 +739,7 @@ views_start(views *v, kiln_err *err)
 {
     if (v->running)
         return KILN_OK;
-    v->stop = 0;
-    atomic_store(&v->stopping, 0);
+    atomic_store(&v->stop, 0);
     int rc = pthread_create(&v->thread, NULL, views_thread, v);
     if (rc != 0)
         return status_set_errno(err, rc, "views: pthread_create");
@@ -744,9 +752,8 @@ views_stop(views *v)
 {
     if (!v->running)
         return;
-    atomic_store(&v->stopping, 1);
     pthread_mutex_lock(&v->stop_mu);
-    v->stop = 1;
+    atomic_store(&v->stop, 1);
     pthread_cond_signal(&v->stop_cv);
     pthread_mutex_unlock(&v->stop_mu);
     pthread_join(v->thread, NULL);
