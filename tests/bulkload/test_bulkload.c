@@ -30,38 +30,20 @@
 #include "storage/store_index.h"
 #include "storage/store_salt.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 static uint64_t rng_state;
 
 static uint64_t
 rnd(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
+    return tu_splitmix64(&rng_state);
 }
 
 static void
 rm_rf(const char *dir)
 {
-    nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
+    tu_rmrf(dir);
 }
 
 static char base[512];
@@ -86,7 +68,7 @@ write_hfile(const char *path, const char *fam, int lo, int hi, int step, int nq,
     hfile_writer *w;
     kiln_err err;
     status_clear(&err);
-    must(hfile_writer_open(path, &o, &w, &err), &err);
+    tu_must(hfile_writer_open(path, &o, &w, &err), &err);
     for (int i = lo; i < hi; i += step) {
         for (int q = 0; q < nq; q++) {
             char row[16], qual[16], val[64];
@@ -105,10 +87,10 @@ write_hfile(const char *path, const char *fam, int lo, int hi, int step, int nq,
             c.type = CELL_TYPE_PUT;
             c.value = (const uint8_t *)val;
             c.value_len = (uint32_t)vn;
-            must(hfile_writer_add(w, &c, &err), &err);
+            tu_must(hfile_writer_add(w, &c, &err), &err);
         }
     }
-    must(hfile_writer_finish(w, NULL, &err), &err);
+    tu_must(hfile_writer_finish(w, NULL, &err), &err);
 }
 
 static void
@@ -144,13 +126,13 @@ make_table(const char *data, const char *name)
     kiln_err err;
     status_clear(&err);
     schema_family f;
-    must(schema_family_parse("cf:versions=3", &f, &err), &err);
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_family_parse("a:compression=gz,bloom=rowcol", &f, &err), &err);
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"row01000", 8, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"row02000", 8, &err), &err);
-    must(table_create(data, &s, &err), &err);
+    tu_must(schema_family_parse("cf:versions=3", &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_family_parse("a:compression=gz,bloom=rowcol", &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_add_split(&s, (const uint8_t *)"row01000", 8, &err), &err);
+    tu_must(schema_add_split(&s, (const uint8_t *)"row02000", 8, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     schema_free(&s);
 }
 
@@ -178,8 +160,8 @@ read_current(const char *data, const char *name, manifest *m)
     kiln_table *t;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, name, &t, &err), &err);
-    must(table_read_current(t, m, &err), &err);
+    tu_must(table_open(data, name, &t, &err), &err);
+    tu_must(table_read_current(t, m, &err), &err);
     table_close(t);
 }
 
@@ -193,16 +175,16 @@ region_cells(const char *data, const manifest *m, size_t r, const char *fam)
     kiln_table *t;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, m->tables[0].schema.name, &t, &err), &err);
+    tu_must(table_open(data, m->tables[0].schema.name, &t, &err), &err);
     for (size_t f = 0; f < reg->file_count; f++) {
         if (strcmp(reg->files[f].family, fam) != 0)
             continue;
         char p[4096];
         table_file_path(t, reg->files[f].name, p, sizeof p);
         hfile_reader *rd;
-        must(hfile_reader_open(p, NULL, &rd, &err), &err);
+        tu_must(hfile_reader_open(p, NULL, &rd, &err), &err);
         hfile_iter *it = hfile_iter_new(rd);
-        must(hfile_iter_seek_first(it, &err), &err);
+        tu_must(hfile_iter_seek_first(it, &err), &err);
         uint64_t fn = 0;
         while (hfile_iter_valid(it)) {
             const kiln_cell *c = hfile_iter_cell(it);
@@ -211,7 +193,7 @@ region_cells(const char *data, const manifest *m, size_t r, const char *fam)
             assert_true(reg->end.len == 0 || kslice_cmp(row, buf_slice(&reg->end)) < 0);
             assert_true(c->family_len == strlen(fam) && memcmp(c->family, fam, c->family_len) == 0);
             fn++;
-            must(hfile_iter_next(it, &err), &err);
+            tu_must(hfile_iter_next(it, &err), &err);
         }
         assert_int_equal(fn, reg->files[f].entries);
         n += fn;
@@ -256,7 +238,7 @@ load_replace_links(void **state)
     bulkload_result r;
     kiln_err err;
     status_clear(&err);
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_int_equal(r.version, 1);
     assert_int_equal(r.parent, 0);
     assert_int_equal(r.file_count, 5);
@@ -289,13 +271,13 @@ load_replace_links(void **state)
 
     /* the same output again: detected, nothing done */
     status_clear(&err);
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_true(r.already_loaded);
     assert_int_equal(r.loaded_in, 1);
     assert_int_equal(r.version, 0);
     bulkload_result_free(&r);
     o.mode = BULKLOAD_APPEND;
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_true(r.already_loaded);
     bulkload_result_free(&r);
     read_current(data, "t", &m);
@@ -328,10 +310,10 @@ load_append_and_replace(void **state)
     bulkload_result r;
     kiln_err err;
     status_clear(&err);
-    must(bulkload_run(data, "ns_x:t", j1, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "ns_x:t", j1, &o, &r, &err), &err);
     bulkload_result_free(&r);
     o.mode = BULKLOAD_APPEND;
-    must(bulkload_run(data, "ns_x:t", j2, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "ns_x:t", j2, &o, &r, &err), &err);
     assert_int_equal(r.version, 2);
     assert_int_equal(r.parent, 1);
     bulkload_result_free(&r);
@@ -346,13 +328,13 @@ load_append_and_replace(void **state)
     assert_int_equal(region_cells(data, &m, 0, "cf"), 1000);
     manifest_free(&m);
     /* appending j1 again: it is part of the current version */
-    must(bulkload_run(data, "ns_x:t", j1, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "ns_x:t", j1, &o, &r, &err), &err);
     assert_true(r.already_loaded);
     assert_int_equal(r.loaded_in, 1);
     bulkload_result_free(&r);
     /* replace with j3: the view is regenerated, only j3's file remains */
     o.mode = BULKLOAD_REPLACE;
-    must(bulkload_run(data, "ns_x:t", j3, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "ns_x:t", j3, &o, &r, &err), &err);
     assert_int_equal(r.version, 3);
     bulkload_result_free(&r);
     read_current(data, "ns_x:t", &m);
@@ -361,7 +343,7 @@ load_append_and_replace(void **state)
     assert_int_equal(region_cells(data, &m, 2, "cf"), 100);
     manifest_free(&m);
     /* and now j1 is not in the current version: loading it again is a real load */
-    must(bulkload_run(data, "ns_x:t", j1, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "ns_x:t", j1, &o, &r, &err), &err);
     assert_false(r.already_loaded);
     assert_int_equal(r.version, 4);
     bulkload_result_free(&r);
@@ -394,7 +376,7 @@ load_split_straddling(void **state)
     bulkload_result_free(&r);
     o.no_split = 0;
     status_clear(&err);
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_int_equal(r.split, 2);
     assert_int_equal(r.pieces, 5);
     assert_int_equal(r.linked, 0);
@@ -410,12 +392,12 @@ load_split_straddling(void **state)
     assert_int_equal(region_cells(data, &m, 1, "a"), 30);
     /* the pieces use the family's settings: a is gz with a rowcol bloom */
     kiln_table *t;
-    must(table_open(data, "t", &t, &err), &err);
+    tu_must(table_open(data, "t", &t, &err), &err);
     for (size_t f = 0; f < m.tables[0].regions[1].file_count; f++) {
         const manifest_file *mf = &m.tables[0].regions[1].files[f];
         table_file_path(t, mf->name, p, sizeof p);
         hfile_reader *rd;
-        must(hfile_reader_open(p, NULL, &rd, &err), &err);
+        tu_must(hfile_reader_open(p, NULL, &rd, &err), &err);
         if (strcmp(mf->family, "a") == 0) {
             assert_int_equal(hfile_reader_trailer(rd)->compression_codec, CODEC_GZ);
             assert_int_equal(hfile_reader_bloom_type(rd), BLOOM_ROWCOL);
@@ -425,7 +407,7 @@ load_split_straddling(void **state)
         kslice task;
         assert_true(hfile_fileinfo_get(hfile_reader_fileinfo(rd), "BULKLOAD_SOURCE_TASK", &task));
         assert_true(kslice_eq(task, kslice_str("attempt_test_r_000001_0")));
-        must(hfile_reader_check(rd, NULL, &err), &err);
+        tu_must(hfile_reader_check(rd, NULL, &err), &err);
         hfile_reader_close(rd);
     }
     table_close(t);
@@ -517,7 +499,7 @@ load_refusals(void **state)
     bulkload_result_free(&r);
     /* nothing reached the store */
     kiln_table *t;
-    must(table_open(data, "t", &t, &err), &err);
+    tu_must(table_open(data, "t", &t, &err), &err);
     manifest_pointer ptr;
     assert_int_equal(table_current(t, &ptr, &err), KILN_NOT_FOUND);
     table_close(t);
@@ -534,11 +516,11 @@ write_index_schema(const char *data, const char *job, const char *dir_name, cons
     kiln_table *t;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, "t", &t, &err), &err);
+    tu_must(table_open(data, "t", &t, &err), &err);
     store_index_def d;
-    must(store_index_def_parse(spec, &d, &err), &err);
+    tu_must(store_index_def_parse(spec, &d, &err), &err);
     kiln_schema is;
-    must(store_index_schema(table_schema(t), &d, &is, &err), &err);
+    tu_must(store_index_schema(table_schema(t), &d, &is, &err), &err);
     if (rename != NULL)
         snprintf(is.name, sizeof is.name, "%s", rename);
     char p[4096];
@@ -549,7 +531,7 @@ write_index_schema(const char *data, const char *job, const char *dir_name, cons
     kbuf rec = KBUF_INIT;
     schema_encode(&is, &rec);
     snprintf(p, sizeof p, "%s/_index/%s/_schema", job, dir_name);
-    must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
+    tu_must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
     buf_free(&rec);
     schema_free(&is);
     store_index_def_free(&d);
@@ -611,7 +593,7 @@ load_indexes(void **state)
     /* well formed, with no entries yet: loads, and the manifest lists it */
     write_index_schema(data, job, "by_q", "by_q:cf:q0", NULL);
     status_clear(&err);
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_int_equal(r.index_count, 1);
     assert_string_equal(r.indexes[0], "by_q");
     bulkload_result_free(&r);
@@ -639,7 +621,7 @@ load_indexes(void **state)
     bulkload_result_free(&r);
     write_index_schema(data, job2, "by_q", "by_q:cf:q0", NULL);
     status_clear(&err);
-    must(bulkload_run(data, "t", job2, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job2, &o, &r, &err), &err);
     assert_int_equal(r.version, 2);
     bulkload_result_free(&r);
     /* a replace without it drops it */
@@ -650,7 +632,7 @@ load_indexes(void **state)
     write_hfile(p, "cf", 0, 10, 1, 1, 300);
     o.mode = BULKLOAD_REPLACE;
     status_clear(&err);
-    must(bulkload_run(data, "t", job3, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job3, &o, &r, &err), &err);
     bulkload_result_free(&r);
     read_current(data, "t", &m);
     assert_int_equal(m.table_count, 1);
@@ -673,10 +655,10 @@ load_salted(void **state)
     status_clear(&err);
     schema_family f;
     schema_family_defaults(&f, "cf");
-    must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
     s.salt_buckets = 4;
     schema_salt_default_splits(&s);
-    must(table_create(data, &s, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     schema_free(&s);
     const char *fams[] = {"cf"};
     mkjob(job, fams, 1, 1);
@@ -698,7 +680,7 @@ load_salted(void **state)
         wo.sync = 0;
         hfile_writer *w;
         snprintf(p, sizeof p, "%s/cf/b%u", job, b);
-        must(hfile_writer_open(p, &wo, &w, &err), &err);
+        tu_must(hfile_writer_open(p, &wo, &w, &err), &err);
         for (int i = 0; i < 50; i++) {
             char row[16];
             int n = snprintf(row, sizeof row, "row%05d", i);
@@ -716,13 +698,13 @@ load_salted(void **state)
             c.qualifier_len = 1;
             c.ts = 1;
             c.type = CELL_TYPE_PUT;
-            must(hfile_writer_add(w, &c, &err), &err);
+            tu_must(hfile_writer_add(w, &c, &err), &err);
             buf_free(&k);
         }
-        must(hfile_writer_finish(w, NULL, &err), &err);
+        tu_must(hfile_writer_finish(w, NULL, &err), &err);
     }
     status_clear(&err);
-    must(bulkload_run(data, "salted", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "salted", job, &o, &r, &err), &err);
     assert_int_equal(r.regions_loaded, 4);
     assert_int_equal(r.split, 0);
     bulkload_result_free(&r);
@@ -743,8 +725,8 @@ load_lock_and_dry_run(void **state)
     kiln_table *holder;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, "t", &holder, &err), &err);
-    must(table_lock(holder, 0, &err), &err);
+    tu_must(table_open(data, "t", &holder, &err), &err);
+    tu_must(table_lock(holder, 0, &err), &err);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;
@@ -759,7 +741,7 @@ load_lock_and_dry_run(void **state)
     /* a dry run needs no lock and writes nothing */
     o.dry_run = 1;
     status_clear(&err);
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_int_equal(r.version, 0);
     assert_int_equal(r.files[0].action, BULKLOAD_SPLIT);
     assert_int_equal(r.files[0].region_first, 0);
@@ -771,7 +753,7 @@ load_lock_and_dry_run(void **state)
     table_close(holder);
     o.dry_run = 0;
     o.lock_wait_ms = 0;
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_int_equal(r.version, 1);
     bulkload_result_free(&r);
 }
@@ -799,7 +781,7 @@ load_copy_across_fs(void **state)
     bulkload_result r;
     kiln_err err;
     status_clear(&err);
-    must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
     assert_int_equal(r.copied, 1);
     assert_int_equal(r.linked, 0);
     bulkload_result_free(&r);

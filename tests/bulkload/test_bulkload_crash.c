@@ -29,22 +29,7 @@
 #include "storage/store_index.h"
 #include "storage/store_rec.h"
 #include "storage/table.h"
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
-}
+#include "tests/support/test_util.h"
 
 static char base[512];
 
@@ -58,10 +43,10 @@ table_schema_of_t(kiln_schema *s)
     status_clear(&err);
     schema_family f;
     schema_family_defaults(&f, "cf");
-    must(schema_add_family(s, &f, &err), &err);
-    must(schema_add_split(s, (const uint8_t *)"r01000", 6, &err), &err);
-    must(schema_add_split(s, (const uint8_t *)"r02000", 6, &err), &err);
-    must(schema_validate(s, &err), &err);
+    tu_must(schema_add_family(s, &f, &err), &err);
+    tu_must(schema_add_split(s, (const uint8_t *)"r01000", 6, &err), &err);
+    tu_must(schema_add_split(s, (const uint8_t *)"r02000", 6, &err), &err);
+    tu_must(schema_validate(s, &err), &err);
 }
 
 static int
@@ -80,8 +65,8 @@ write_index(const char *job, int lo, int hi, int64_t ts)
     store_index_def d;
     kiln_err err;
     status_clear(&err);
-    must(store_index_def_parse("by_v:cf:q", &d, &err), &err);
-    must(store_index_schema(&t, &d, &is, &err), &err);
+    tu_must(store_index_def_parse("by_v:cf:q", &d, &err), &err);
+    tu_must(store_index_schema(&t, &d, &is, &err), &err);
     char p[4096];
     snprintf(p, sizeof p, "%s/_index", job);
     mkdir(p, 0755);
@@ -92,7 +77,7 @@ write_index(const char *job, int lo, int hi, int64_t ts)
     kbuf rec = KBUF_INIT;
     schema_encode(&is, &rec);
     snprintf(p, sizeof p, "%s/_index/by_v/_schema", job);
-    must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
+    tu_must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
     buf_free(&rec);
     kbuf *keys = calloc((size_t)(hi - lo), sizeof *keys);
     for (int i = lo; i < hi; i++) {
@@ -109,7 +94,7 @@ write_index(const char *job, int lo, int hi, int64_t ts)
     o.sync = 0;
     hfile_writer *w;
     snprintf(p, sizeof p, "%s/_index/by_v/i/p0", job);
-    must(hfile_writer_open(p, &o, &w, &err), &err);
+    tu_must(hfile_writer_open(p, &o, &w, &err), &err);
     for (int i = 0; i < hi - lo; i++) {
         kiln_cell c;
         memset(&c, 0, sizeof c);
@@ -120,10 +105,10 @@ write_index(const char *job, int lo, int hi, int64_t ts)
         c.qualifier = (const uint8_t *)"";
         c.ts = ts;
         c.type = CELL_TYPE_PUT;
-        must(hfile_writer_add(w, &c, &err), &err);
+        tu_must(hfile_writer_add(w, &c, &err), &err);
         buf_free(&keys[i]);
     }
-    must(hfile_writer_finish(w, NULL, &err), &err);
+    tu_must(hfile_writer_finish(w, NULL, &err), &err);
     free(keys);
     store_index_def_free(&d);
     schema_free(&is);
@@ -140,7 +125,7 @@ write_hfile(const char *path, int lo, int hi, int64_t ts)
     hfile_writer *w;
     kiln_err err;
     status_clear(&err);
-    must(hfile_writer_open(path, &o, &w, &err), &err);
+    tu_must(hfile_writer_open(path, &o, &w, &err), &err);
     for (int i = lo; i < hi; i++) {
         char row[16], val[32];
         snprintf(row, sizeof row, "r%05d", i);
@@ -157,9 +142,9 @@ write_hfile(const char *path, int lo, int hi, int64_t ts)
         c.type = CELL_TYPE_PUT;
         c.value = (const uint8_t *)val;
         c.value_len = (uint32_t)vn;
-        must(hfile_writer_add(w, &c, &err), &err);
+        tu_must(hfile_writer_add(w, &c, &err), &err);
     }
-    must(hfile_writer_finish(w, NULL, &err), &err);
+    tu_must(hfile_writer_finish(w, NULL, &err), &err);
 }
 
 /* Order-independent digest of a file's cells. */
@@ -169,10 +154,10 @@ file_digest(const char *path, uint64_t *cells)
     hfile_reader *rd;
     kiln_err err;
     status_clear(&err);
-    must(hfile_reader_open(path, NULL, &rd, &err), &err);
+    tu_must(hfile_reader_open(path, NULL, &rd, &err), &err);
     hfile_iter *it = hfile_iter_new(rd);
     uint64_t d = 0;
-    must(hfile_iter_seek_first(it, &err), &err);
+    tu_must(hfile_iter_seek_first(it, &err), &err);
     while (hfile_iter_valid(it)) {
         const kiln_cell *c = hfile_iter_cell(it);
         uint64_t h = store_rec_fnv64(STORE_REC_FNV64_INIT, c->row, c->row_len);
@@ -180,7 +165,7 @@ file_digest(const char *path, uint64_t *cells)
         h = store_rec_fnv64(h, &c->ts, sizeof c->ts);
         d += h;
         (*cells)++;
-        must(hfile_iter_next(it, &err), &err);
+        tu_must(hfile_iter_next(it, &err), &err);
     }
     hfile_iter_free(it);
     hfile_reader_close(rd);
@@ -193,9 +178,9 @@ view_digest(const char *data, uint64_t *version, uint64_t *cells)
     kiln_table *t;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, "t", &t, &err), &err);
+    tu_must(table_open(data, "t", &t, &err), &err);
     manifest m;
-    must(table_read_current(t, &m, &err), &err);
+    tu_must(table_read_current(t, &m, &err), &err);
     *version = m.version;
     *cells = 0;
     uint64_t d = 0;
@@ -262,19 +247,19 @@ make_job(const char *job, int lo, int hi, int64_t ts)
 static void
 fresh_store(const char *data, const char *job_0, const char *job_a)
 {
-    nftw(data, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(data);
     kiln_schema s;
     table_schema_of_t(&s);
     kiln_err err;
     status_clear(&err);
-    must(table_create(data, &s, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     schema_free(&s);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;
-    must(bulkload_run(data, "t", job_0, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job_0, &o, &r, &err), &err);
     bulkload_result_free(&r);
-    must(bulkload_run(data, "t", job_a, &o, &r, &err), &err);
+    tu_must(bulkload_run(data, "t", job_a, &o, &r, &err), &err);
     bulkload_result_free(&r);
 }
 
@@ -284,15 +269,15 @@ check_no_orphans(const char *data)
     kiln_table *t;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, "t", &t, &err), &err);
+    tu_must(table_open(data, "t", &t, &err), &err);
     uint64_t *vs;
     size_t nv;
-    must(table_versions(t, &vs, &nv, &err), &err);
+    tu_must(table_versions(t, &vs, &nv, &err), &err);
     size_t referenced = 0;
     char names[256][MANIFEST_FILE_NAME_MAX + 1];
     for (size_t i = 0; i < nv; i++) {
         manifest m;
-        must(table_read_manifest(t, vs[i], &m, NULL, &err), &err);
+        tu_must(table_read_manifest(t, vs[i], &m, NULL, &err), &err);
         for (size_t ti = 0; ti < m.table_count; ti++) {
             for (size_t r = 0; r < m.tables[ti].region_count; r++) {
                 for (size_t f = 0; f < m.tables[ti].regions[r].file_count; f++) {
@@ -372,7 +357,7 @@ crash_points(bulkload_mode mode)
             }
             env_fault_clear();
             if (k <= 0) {
-                must(st, &err);
+                tu_must(st, &err);
                 assert_int_equal(r.split, 1);
                 bulkload_result_free(&r);
                 continue;
@@ -397,7 +382,7 @@ crash_points(bulkload_mode mode)
             /* the next load succeeds and leaves no orphaned file */
             o.mode = BULKLOAD_REPLACE;
             status_clear(&err);
-            must(bulkload_run(data, "t", jc, &o, &r, &err), &err);
+            tu_must(bulkload_run(data, "t", jc, &o, &r, &err), &err);
             assert_int_equal(r.gc_err.code, KILN_OK);
             bulkload_result_free(&r);
             dig = view_digest(data, &v, &cells);
@@ -439,7 +424,7 @@ static int
 teardown(void **state)
 {
     (void)state;
-    nftw(base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(base);
     return 0;
 }
 

@@ -24,26 +24,11 @@
 #include "storage/store_catalog.h"
 #include "storage/store_view.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 #define ROWS 600
 
 static char data_dir[512];
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
-}
 
 /* Publish a replace version whose every row holds value "<tag>-<i>". */
 static uint64_t
@@ -52,10 +37,10 @@ publish(int tag)
     kiln_err err;
     status_clear(&err);
     kiln_table *t;
-    must(table_open(data_dir, "hot", &t, &err), &err);
-    must(table_lock(t, -1, &err), &err);
+    tu_must(table_open(data_dir, "hot", &t, &err), &err);
+    tu_must(table_lock(t, -1, &err), &err);
     uint64_t version;
-    must(table_next_version(t, &version, &err), &err);
+    tu_must(table_next_version(t, &version, &err), &err);
     manifest m, cur;
     int have = table_read_current(t, &cur, NULL) == KILN_OK;
     manifest_init(&m);
@@ -78,7 +63,7 @@ publish(int tag)
         o.block_size = 512;
         o.sync = 0;
         hfile_writer *w;
-        must(hfile_writer_open(p, &o, &w, &err), &err);
+        tu_must(hfile_writer_open(p, &o, &w, &err), &err);
         for (int i = 0; i < ROWS; i++) {
             char row[16], val[32];
             snprintf(row, sizeof row, "r%04d", i);
@@ -96,18 +81,18 @@ publish(int tag)
             c.type = CELL_TYPE_PUT;
             c.value = (const uint8_t *)val;
             c.value_len = (uint32_t)snprintf(val, sizeof val, "%d-%d", tag, i);
-            must(hfile_writer_add(w, &c, &err), &err);
+            tu_must(hfile_writer_add(w, &c, &err), &err);
             mf.entries++;
         }
         hfile_writer_stats stats;
-        must(hfile_writer_finish(w, &stats, &err), &err);
+        tu_must(hfile_writer_finish(w, &stats, &err), &err);
         mf.size = stats.file_size;
         manifest_region_add_file(&mt->regions[r], &mf);
     }
     int published;
-    must(table_publish(t, &m, &published, &err), &err);
+    tu_must(table_publish(t, &m, &published, &err), &err);
     manifest_free(&m);
-    must(table_gc(t, NULL, &err), &err);
+    tu_must(table_gc(t, NULL, &err), &err);
     table_close(t);
     return version;
 }
@@ -202,19 +187,19 @@ hot_swap_under_load(void **state)
     snprintf(s.name, sizeof s.name, "hot");
     schema_family f;
     schema_family_defaults(&f, "f");
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"r0300", 5, &err), &err);
-    must(table_create(data_dir, &s, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_add_split(&s, (const uint8_t *)"r0300", 5, &err), &err);
+    tu_must(table_create(data_dir, &s, &err), &err);
     schema_free(&s);
     publish(1);
 
     store_catalog *cat;
-    must(store_catalog_open(data_dir, 1 << 20, &cat, &err), &err);
+    tu_must(store_catalog_open(data_dir, 1 << 20, &cat, &err), &err);
     store_catalog_set_check_interval(cat, 5);
     store_view *v;
     status_clear(&err);
     assert_int_equal(store_catalog_acquire(cat, "nope", &v, &err), KILN_NOT_FOUND);
-    must(store_catalog_acquire(cat, "hot", &v, &err), &err);
+    tu_must(store_catalog_acquire(cat, "hot", &v, &err), &err);
     store_view *first = v;   /* held across everything below */
 
     atomic_int stop = 0;
@@ -235,21 +220,21 @@ hot_swap_under_load(void **state)
     /* served within the interval */
     struct timespec ts = {0, 20 * 1000 * 1000};
     nanosleep(&ts, NULL);
-    must(store_catalog_acquire(cat, "default:hot", &v, &err), &err);
+    tu_must(store_catalog_acquire(cat, "default:hot", &v, &err), &err);
     uint64_t served = store_view_version(v);
     store_view_unref(v);
 
     /* rollback is a swap too */
     kiln_table *t;
-    must(table_open(data_dir, "hot", &t, &err), &err);
-    must(table_lock(t, -1, &err), &err);
+    tu_must(table_open(data_dir, "hot", &t, &err), &err);
+    tu_must(table_lock(t, -1, &err), &err);
     uint64_t back;
-    must(table_rollback(t, 0, &back, &err), &err);
+    tu_must(table_rollback(t, 0, &back, &err), &err);
     table_close(t);
     size_t swapped;
     /* the readers may swap first (their checks run every 5 ms) */
-    must(store_catalog_refresh(cat, &swapped, &err), &err);
-    must(store_catalog_acquire(cat, "hot", &v, &err), &err);
+    tu_must(store_catalog_refresh(cat, &swapped, &err), &err);
+    tu_must(store_catalog_acquire(cat, "hot", &v, &err), &err);
     uint64_t after_rollback = store_view_version(v);
     store_view_unref(v);
 
@@ -271,7 +256,7 @@ hot_swap_under_load(void **state)
     /* the very first view still reads version 1, whose files are long gone */
     store_row_buf *buf = store_row_buf_new();
     store_row r;
-    must(store_view_get(first, (const uint8_t *)"r0599", 5, NULL, buf, &r, &err), &err);
+    tu_must(store_view_get(first, (const uint8_t *)"r0599", 5, NULL, buf, &r, &err), &err);
     assert_int_equal(r.count, 1);
     assert_int_equal(tag_of(&r.cells[0]), 1);
     store_row_buf_free(buf);
@@ -293,7 +278,7 @@ static int
 teardown(void **state)
 {
     (void)state;
-    nftw(data_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(data_dir);
     return 0;
 }
 

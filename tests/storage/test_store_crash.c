@@ -24,32 +24,14 @@
 #include "storage/manifest.h"
 #include "storage/schema.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 static uint64_t rng_state;
 
 static uint64_t
 rnd(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
+    return tu_splitmix64(&rng_state);
 }
 
 /* Content CRC of every file written, by name, to check files survive intact. */
@@ -160,7 +142,7 @@ load(kiln_table *t, int append, uint64_t *version, int *published, kiln_err *err
 static void
 fresh_store(const char *data, int regions)
 {
-    nftw(data, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(data);
     kiln_err err;
     status_clear(&err);
     kiln_schema s;
@@ -168,12 +150,12 @@ fresh_store(const char *data, int regions)
     snprintf(s.name, sizeof s.name, "ns:crash");
     schema_family f;
     schema_family_defaults(&f, "cf");
-    must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
     for (int i = 1; i < regions; i++) {
         uint8_t k[2] = {(uint8_t)(i * 40), 0x01};
-        must(schema_add_split(&s, k, 2, &err), &err);
+        tu_must(schema_add_split(&s, k, 2, &err), &err);
     }
-    must(table_create(data, &s, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     schema_free(&s);
 }
 
@@ -185,9 +167,9 @@ check_consistent(const char *data, uint64_t want_a, uint64_t want_b)
     kiln_table *t;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, "ns:crash", &t, &err), &err);
+    tu_must(table_open(data, "ns:crash", &t, &err), &err);
     manifest m;
-    must(table_read_current(t, &m, &err), &err);
+    tu_must(table_read_current(t, &m, &err), &err);
     if (m.version != want_a && m.version != want_b)
         fail_msg("current version %llu, expected %llu or %llu", (unsigned long long)m.version,
                  (unsigned long long)want_a, (unsigned long long)want_b);
@@ -197,7 +179,7 @@ check_consistent(const char *data, uint64_t want_a, uint64_t want_b)
             char p[4096];
             table_file_path(t, reg->files[f].name, p, sizeof p);
             kbuf b = KBUF_INIT;
-            must(env_read_file(p, &b, &err), &err);
+            tu_must(env_read_file(p, &b, &err), &err);
             assert_int_equal(b.len, reg->files[f].size);
             assert_int_equal(crc32c_value(b.data, b.len), remembered(reg->files[f].name));
             buf_free(&b);
@@ -217,16 +199,16 @@ check_no_orphans(const char *data)
     kiln_table *t;
     kiln_err err;
     status_clear(&err);
-    must(table_open(data, "ns:crash", &t, &err), &err);
+    tu_must(table_open(data, "ns:crash", &t, &err), &err);
     uint64_t *vs;
     size_t nv;
-    must(table_versions(t, &vs, &nv, &err), &err);
+    tu_must(table_versions(t, &vs, &nv, &err), &err);
     assert_true(nv >= 1 && nv <= 2);
     size_t referenced = 0;
     char names[64][MANIFEST_FILE_NAME_MAX + 1];
     for (size_t i = 0; i < nv; i++) {
         manifest m;
-        must(table_read_manifest(t, vs[i], &m, NULL, &err), &err);
+        tu_must(table_read_manifest(t, vs[i], &m, NULL, &err), &err);
         for (size_t r = 0; r < m.tables[0].region_count; r++) {
             for (size_t f = 0; f < m.tables[0].regions[r].file_count; f++) {
                 const char *n = m.tables[0].regions[r].files[f].name;
@@ -296,12 +278,12 @@ crash_points(int append)
             file_count = 0;
             kiln_table *t;
             status_clear(&err);
-            must(table_open(data, "ns:crash", &t, &err), &err);
-            must(table_lock(t, 0, &err), &err);
+            tu_must(table_open(data, "ns:crash", &t, &err), &err);
+            tu_must(table_lock(t, 0, &err), &err);
             uint64_t v;
             int published;
-            must(load(t, 0, &v, &published, &err), &err);
-            must(load(t, 0, &v, &published, &err), &err);
+            tu_must(load(t, 0, &v, &published, &err), &err);
+            tu_must(load(t, 0, &v, &published, &err), &err);
             assert_int_equal(v, 2);
             env_fault_clear();
             if (k > 0)
@@ -309,7 +291,7 @@ crash_points(int append)
             status_clear(&err);
             kiln_status st = load(t, append, &v, &published, &err);
             if (k == 0) {
-                must(st, &err);
+                tu_must(st, &err);
                 calls = env_op_calls(ops[oi]);
                 env_fault_clear();
                 table_close(t);
@@ -329,9 +311,9 @@ crash_points(int append)
             else
                 assert_non_null(strstr(err.msg, data));
             /* the next load succeeds and leaves no orphan */
-            must(table_open(data, "ns:crash", &t, &err), &err);
-            must(table_lock(t, 0, &err), &err);
-            must(load(t, append, &v, &published, &err), &err);
+            tu_must(table_open(data, "ns:crash", &t, &err), &err);
+            tu_must(table_lock(t, 0, &err), &err);
+            tu_must(load(t, append, &v, &published, &err), &err);
             assert_true(v > found && v <= 4);
             table_close(t);
             assert_int_equal(check_consistent(data, v, v), v);
@@ -342,7 +324,7 @@ crash_points(int append)
         assert_true(oi == 4 || calls > 0);
     }
     assert_true(total_points > 20);
-    nftw(data, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(data);
 }
 
 static void

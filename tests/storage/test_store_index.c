@@ -32,32 +32,14 @@
 #include "storage/store_salt.h"
 #include "storage/store_view.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 static uint64_t rng_state;
 
 static uint64_t
 rnd(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
+    return tu_splitmix64(&rng_state);
 }
 
 static char data_dir[512];
@@ -175,12 +157,12 @@ make_base(kiln_schema *s, const char *name, uint32_t salt)
     status_clear(&err);
     schema_family f;
     schema_family_defaults(&f, "d");
-    must(schema_add_family(s, &f, &err), &err);
+    tu_must(schema_add_family(s, &f, &err), &err);
     schema_family_defaults(&f, "e");
-    must(schema_add_family(s, &f, &err), &err);
+    tu_must(schema_add_family(s, &f, &err), &err);
     s->salt_buckets = salt;
     schema_salt_default_splits(s);
-    must(schema_validate(s, &err), &err);
+    tu_must(schema_validate(s, &err), &err);
 }
 
 static void
@@ -190,7 +172,7 @@ definitions(void **state)
     kiln_err err;
     store_index_def d;
     status_clear(&err);
-    must(store_index_def_parse("by_x:d:a\\x2Cb:c,e:,d:\\x00", &d, &err), &err);
+    tu_must(store_index_def_parse("by_x:d:a\\x2Cb:c,e:,d:\\x00", &d, &err), &err);
     assert_string_equal(d.name, "by_x");
     assert_int_equal(d.ncols, 3);
     assert_string_equal(d.cols[0].family, "d");
@@ -215,7 +197,7 @@ definitions(void **state)
     kiln_schema base, is;
     make_base(&base, "default:people", 4);
     status_clear(&err);
-    must(store_index_schema(&base, &d, &is, &err), &err);
+    tu_must(store_index_schema(&base, &d, &is, &err), &err);
     assert_string_equal(is.name, "default:people.idx.by_x");
     assert_int_equal(is.salt_buckets, 4);
     assert_int_equal(is.split_count, 3);
@@ -225,15 +207,15 @@ definitions(void **state)
     assert_true(store_index_schema_is_index(&is));
     assert_false(store_index_schema_is_index(&base));
     store_index_def back;
-    must(store_index_def_from_schema(&base, &is, &back, &err), &err);
+    tu_must(store_index_def_from_schema(&base, &is, &back, &err), &err);
     assert_true(store_index_def_equal(&d, &back));
     store_index_def_free(&back);
     /* it survives the schema record */
     kbuf rec = KBUF_INIT;
     schema_encode(&is, &rec);
     kiln_schema dec;
-    must(schema_decode(rec.data, rec.len, "rec", &dec, NULL, &err), &err);
-    must(store_index_def_from_schema(&base, &dec, &back, &err), &err);
+    tu_must(schema_decode(rec.data, rec.len, "rec", &dec, NULL, &err), &err);
+    tu_must(store_index_def_from_schema(&base, &dec, &back, &err), &err);
     assert_true(store_index_def_equal(&d, &back));
     store_index_def_free(&back);
     schema_free(&dec);
@@ -241,7 +223,7 @@ definitions(void **state)
 
     /* a column of a family the table lacks */
     store_index_def nf;
-    must(store_index_def_parse("n:zz:q", &nf, &err), &err);
+    tu_must(store_index_def_parse("n:zz:q", &nf, &err), &err);
     kiln_schema tmp;
     status_clear(&err);
     assert_int_equal(store_index_schema(&base, &nf, &tmp, &err), KILN_INVALID);
@@ -280,11 +262,11 @@ definitions(void **state)
     manifest_add_table(&m, &base);
     manifest_add_table(&m, &is);
     status_clear(&err);
-    must(manifest_check_tables(&m, &err), &err);
+    tu_must(manifest_check_tables(&m, &err), &err);
     kbuf mrec = KBUF_INIT;
     manifest_encode(&m, &mrec);
     manifest md;
-    must(manifest_decode(mrec.data, mrec.len, "m", &md, NULL, &err), &err);
+    tu_must(manifest_decode(mrec.data, mrec.len, "m", &md, NULL, &err), &err);
     assert_int_equal(md.table_count, 2);
     manifest_free(&md);
     buf_free(&mrec);
@@ -432,7 +414,7 @@ write_table(kiln_table *t, manifest_table *mt, uint64_t version, uint32_t *filen
                     o.sync = 0;
                     char p[4096];
                     table_file_path(t, mf.name, p, sizeof p);
-                    must(hfile_writer_open(p, &o, &w, &err), &err);
+                    tu_must(hfile_writer_open(p, &o, &w, &err), &err);
                 }
                 kiln_cell k;
                 memset(&k, 0, sizeof k);
@@ -446,12 +428,12 @@ write_table(kiln_table *t, manifest_table *mt, uint64_t version, uint32_t *filen
                 k.type = CELL_TYPE_PUT;
                 k.value = c->value.data;
                 k.value_len = (uint32_t)c->value.len;
-                must(hfile_writer_add(w, &k, &err), &err);
+                tu_must(hfile_writer_add(w, &k, &err), &err);
                 mf.entries++;
             }
             if (w != NULL) {
                 hfile_writer_stats st;
-                must(hfile_writer_finish(w, &st, &err), &err);
+                tu_must(hfile_writer_finish(w, &st, &err), &err);
                 mf.size = st.file_size;
                 manifest_region_add_file(&mt->regions[r], &mf);
             }
@@ -501,17 +483,17 @@ publish_people(const char *name, uint32_t salt)
     kiln_err err;
     status_clear(&err);
     kiln_table *t;
-    must(table_open(data_dir, name, &t, &err), &err);
-    must(table_lock(t, 0, &err), &err);
+    tu_must(table_open(data_dir, name, &t, &err), &err);
+    tu_must(table_lock(t, 0, &err), &err);
     uint64_t version;
-    must(table_next_version(t, &version, &err), &err);
+    tu_must(table_next_version(t, &version, &err), &err);
     const kiln_schema *base = table_schema(t);
     store_index_def d1, d2;
-    must(store_index_def_parse("by_city:d:city", &d1, &err), &err);
-    must(store_index_def_parse("by_city_age:d:city,d:age", &d2, &err), &err);
+    tu_must(store_index_def_parse("by_city:d:city", &d1, &err), &err);
+    tu_must(store_index_def_parse("by_city_age:d:city,d:age", &d2, &err), &err);
     kiln_schema s1, s2;
-    must(store_index_schema(base, &d1, &s1, &err), &err);
-    must(store_index_schema(base, &d2, &s2, &err), &err);
+    tu_must(store_index_schema(base, &d1, &s1, &err), &err);
+    tu_must(store_index_schema(base, &d2, &s2, &err), &err);
     manifest m;
     manifest_init(&m);
     m.version = version;
@@ -566,7 +548,7 @@ publish_people(const char *name, uint32_t salt)
     write_table(t, it1, version, &fileno, &i1);
     write_table(t, it2, version, &fileno, &i2);
     int published;
-    must(table_publish(t, &m, &published, &err), &err);
+    tu_must(table_publish(t, &m, &published, &err), &err);
     assert_true(published);
     manifest_free(&m);
     wlist_free(&rows);
@@ -672,12 +654,12 @@ run_query(store_view *v, const char *index, size_t k, store_index_opts *o, hit *
         if (limit && got >= limit)
             break;
         store_index_scan *s;
-        must(store_index_scan_open(v, index, o, &s, &err), &err);
+        tu_must(store_index_scan_open(v, index, o, &s, &err), &err);
         size_t in_page = 0;
         for (;;) {
             store_row r;
             int has;
-            must(store_index_scan_next(s, &r, &has, &err), &err);
+            tu_must(store_index_scan_next(s, &r, &has, &err), &err);
             if (!has)
                 break;
             if (got >= lim)
@@ -710,12 +692,12 @@ index_scans(void **state)
         make_base(&base, name, salts[round]);
         kiln_err err;
         status_clear(&err);
-        must(table_create(data_dir, &base, &err), &err);
+        tu_must(table_create(data_dir, &base, &err), &err);
         schema_free(&base);
         gen_people();
         publish_people(name, salts[round]);
         store_view *v;
-        must(store_view_open(data_dir, name, NULL, &v, &err), &err);
+        tu_must(store_view_open(data_dir, name, NULL, &v, &err), &err);
         assert_int_equal(store_view_index_count(v), 2);
         assert_int_equal(store_view_find_index(v, "by_city_age"), 1);
         assert_int_equal(store_view_find_index(v, "nope"), -1);
@@ -771,12 +753,12 @@ index_scans(void **state)
         assert_non_null(strstr(err.msg, "by_city, by_city_age"));
         /* the whole index: every stale entry is skipped and counted */
         store_index_opts_init(&o);
-        must(store_index_scan_open(v, "by_city", &o, &s, &err), &err);
+        tu_must(store_index_scan_open(v, "by_city", &o, &s, &err), &err);
         size_t rows = 0;
         for (;;) {
             store_row r;
             int has;
-            must(store_index_scan_next(s, &r, &has, &err), &err);
+            tu_must(store_index_scan_next(s, &r, &has, &err), &err);
             if (!has)
                 break;
             rows++;
@@ -807,7 +789,7 @@ index_scans(void **state)
             run_query(v, "by_city", 1, &o, want);
         }
         store_view *v2view;
-        must(store_view_open(data_dir, name, NULL, &v2view, &err), &err);
+        tu_must(store_view_open(data_dir, name, NULL, &v2view, &err), &err);
         memcpy(people, v2, sizeof v2);
         for (int q = 0; q < 30; q++) {
             const prow *p = &people[rnd() % npeople];
@@ -839,7 +821,7 @@ static int
 teardown(void **state)
 {
     (void)state;
-    nftw(data_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(data_dir);
     return 0;
 }
 

@@ -28,32 +28,14 @@
 #include "storage/store_salt.h"
 #include "storage/store_view.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 static uint64_t rng_state;
 
 static uint64_t
 rnd(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
+    return tu_splitmix64(&rng_state);
 }
 
 static char data_dir[512];
@@ -198,14 +180,14 @@ load(const char *name, int which)
     kiln_err err;
     status_clear(&err);
     kiln_table *t;
-    must(table_open(data_dir, name, &t, &err), &err);
+    tu_must(table_open(data_dir, name, &t, &err), &err);
     const kiln_schema *s = table_schema(t);
-    must(table_lock(t, 0, &err), &err);
+    tu_must(table_lock(t, 0, &err), &err);
     manifest cur;
     int have = table_read_current(t, &cur, &err) == KILN_OK;
     status_clear(&err);
     uint64_t version;
-    must(table_next_version(t, &version, &err), &err);
+    tu_must(table_next_version(t, &version, &err), &err);
     manifest m;
     if (have) {
         manifest_copy(&m, &cur);
@@ -252,7 +234,7 @@ load(const char *name, int which)
                 o.sync = 0;
                 char p[4096];
                 table_file_path(t, mf.name, p, sizeof p);
-                must(hfile_writer_open(p, &o, &w, &err), &err);
+                tu_must(hfile_writer_open(p, &o, &w, &err), &err);
             }
             kiln_cell c;
             memset(&c, 0, sizeof c);
@@ -266,18 +248,18 @@ load(const char *name, int which)
             c.type = CELL_TYPE_PUT;
             c.value = (const uint8_t *)sc[i].value;
             c.value_len = (uint32_t)sc[i].vn;
-            must(hfile_writer_add(w, &c, &err), &err);
+            tu_must(hfile_writer_add(w, &c, &err), &err);
             mf.entries++;
         }
         if (w != NULL) {
             hfile_writer_stats st;
-            must(hfile_writer_finish(w, &st, &err), &err);
+            tu_must(hfile_writer_finish(w, &st, &err), &err);
             mf.size = st.file_size;
             manifest_region_add_file(&mt->regions[reg], &mf);
         }
     }
     int published;
-    must(table_publish(t, &m, &published, &err), &err);
+    tu_must(table_publish(t, &m, &published, &err), &err);
     manifest_free(&m);
     table_close(t);
     for (size_t i = 0; i < n; i++)
@@ -353,13 +335,13 @@ check_paging(store_view *v, int reversed, uint64_t page)
         o.start_len = start.len;
         o.limit = page + 1;
         store_scan *s;
-        must(store_scan_open(v, &o, &s, &err), &err);
+        tu_must(store_scan_open(v, &o, &s, &err), &err);
         uint64_t n = 0;
         more = 0;
         for (;;) {
             store_row r;
             int has;
-            must(store_scan_next(s, &r, &has, &err), &err);
+            tu_must(store_scan_next(s, &r, &has, &err), &err);
             if (!has)
                 break;
             if (n == page) {
@@ -398,7 +380,7 @@ salted_model(void **state)
         f.bloom = round % 2 ? BLOOM_ROW : BLOOM_NONE;
         kiln_err err;
         status_clear(&err);
-        must(schema_add_family(&s, &f, &err), &err);
+        tu_must(schema_add_family(&s, &f, &err), &err);
         s.salt_buckets = buckets;
         if (round % 3 == 2) {
             /* stored-key splits that cut inside buckets */
@@ -410,9 +392,9 @@ salted_model(void **state)
             kiln_schema clean;
             schema_init(&clean);
             snprintf(clean.name, sizeof clean.name, "default:%s", name);
-            must(schema_add_family(&clean, &f, &err), &err);
+            tu_must(schema_add_family(&clean, &f, &err), &err);
             clean.salt_buckets = buckets;
-            must(schema_validate(&s, &err), &err);
+            tu_must(schema_validate(&s, &err), &err);
             for (size_t k = 0; k < s.split_count; k++) {
                 if (k > 0 && kslice_eq(buf_slice(&s.splits[k]), buf_slice(&s.splits[k - 1])))
                     continue;
@@ -424,18 +406,18 @@ salted_model(void **state)
             schema_salt_default_splits(&s);
             assert_int_equal(schema_region_count(&s), buckets);
         }
-        must(table_create(data_dir, &s, &err), &err);
+        tu_must(table_create(data_dir, &s, &err), &err);
         schema_free(&s);
         gen_rows();
         load(name, 1);
         load(name, 2);
 
         store_view *v;
-        must(store_view_open(data_dir, name, NULL, &v, &err), &err);
+        tu_must(store_view_open(data_dir, name, NULL, &v, &err), &err);
         store_row_buf *buf = store_row_buf_new();
         for (size_t i = 0; i < nrows; i++) {
             store_row r;
-            must(store_view_get(v, rows[i].key, rows[i].n, NULL, buf, &r, &err), &err);
+            tu_must(store_view_get(v, rows[i].key, rows[i].n, NULL, buf, &r, &err), &err);
             expect_row(&r, &rows[i]);
         }
         for (int i = 0; i < 100; i++) {
@@ -449,7 +431,7 @@ salted_model(void **state)
             key.n = n;
             int present = bsearch(&key, rows, nrows, sizeof *rows, mrow_cmp) != NULL;
             store_row r;
-            must(store_view_get(v, k, n, NULL, buf, &r, &err), &err);
+            tu_must(store_view_get(v, k, n, NULL, buf, &r, &err), &err);
             assert_int_equal(r.count > 0, present);
             assert_true(kslice_eq(r.row, kslice_make(k, n)));
         }
@@ -478,12 +460,12 @@ salted_model(void **state)
                 o.limit = 1 + rnd() % 20;
             size_t want = model_scan(&o, idx);
             store_scan *sc;
-            must(store_scan_open(v, &o, &sc, &err), &err);
+            tu_must(store_scan_open(v, &o, &sc, &err), &err);
             size_t got = 0;
             for (;;) {
                 store_row r;
                 int has;
-                must(store_scan_next(sc, &r, &has, &err), &err);
+                tu_must(store_scan_next(sc, &r, &has, &err), &err);
                 if (!has)
                     break;
                 if (got >= want)
@@ -496,7 +478,7 @@ salted_model(void **state)
             uint64_t count;
             o.limit = 0;
             o.reversed = 0;
-            must(store_view_count(v, &o, &count, &err), &err);
+            tu_must(store_view_count(v, &o, &count, &err), &err);
             assert_int_equal(count, model_scan(&o, idx));
         }
         check_paging(v, 0, 1 + rnd() % 30);
@@ -531,7 +513,7 @@ static int
 teardown(void **state)
 {
     (void)state;
-    nftw(data_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(data_dir);
     return 0;
 }
 

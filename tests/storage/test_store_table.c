@@ -21,31 +21,20 @@
 #include "storage/schema.h"
 #include "storage/store_rec.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 static uint64_t rng_state;
 
 static uint64_t
 rnd(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
+    return tu_splitmix64(&rng_state);
 }
 
 static void
 rm_rf(const char *dir)
 {
-    nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(dir);
 }
 
 static char *
@@ -59,13 +48,6 @@ make_tmpdir(void)
     return strdup(d);
 }
 
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
-}
-
 /* ------------------------------------------------------------------ names, families */
 
 static void
@@ -75,9 +57,9 @@ table_names(void **state)
     char out[SCHEMA_NAME_MAX + 1];
     kiln_err err;
     status_clear(&err);
-    must(schema_name_canon("t1", out, &err), &err);
+    tu_must(schema_name_canon("t1", out, &err), &err);
     assert_string_equal(out, "default:t1");
-    must(schema_name_canon("ns_1:user.actions-v2", out, &err), &err);
+    tu_must(schema_name_canon("ns_1:user.actions-v2", out, &err), &err);
     assert_string_equal(out, "ns_1:user.actions-v2");
     static const char *bad[] = {"", ":t", "ns:", "../x", "a/b", ".hidden", "ns:.x", "n-s:t",
                                 "t t", "ns:a:b", "-x"};
@@ -99,14 +81,14 @@ family_specs(void **state)
     schema_family f;
     kiln_err err;
     status_clear(&err);
-    must(schema_family_parse("cf", &f, &err), &err);
+    tu_must(schema_family_parse("cf", &f, &err), &err);
     assert_string_equal(f.name, "cf");
     assert_int_equal(f.max_versions, 1);
     assert_true(f.ttl_s == SCHEMA_TTL_FOREVER);
     assert_int_equal(f.codec, CODEC_SNAPPY);
     assert_int_equal(f.bloom, BLOOM_ROW);
     assert_int_equal(f.block_size, 65536);
-    must(schema_family_parse("d:versions=5,ttl=86400,compression=zstd,bloom=rowcol,blocksize=16K",
+    tu_must(schema_family_parse("d:versions=5,ttl=86400,compression=zstd,bloom=rowcol,blocksize=16K",
                              &f, &err),
          &err);
     assert_int_equal(f.max_versions, 5);
@@ -114,10 +96,10 @@ family_specs(void **state)
     assert_int_equal(f.codec, CODEC_ZSTD);
     assert_int_equal(f.bloom, BLOOM_ROWCOL);
     assert_int_equal(f.block_size, 16384);
-    must(schema_family_parse("e:compression=none,bloom=none,ttl=forever", &f, &err), &err);
+    tu_must(schema_family_parse("e:compression=none,bloom=none,ttl=forever", &f, &err), &err);
     assert_int_equal(f.codec, CODEC_NONE);
     assert_int_equal(f.bloom, BLOOM_NONE);
-    must(schema_family_parse("g:compression=gz,compression=lz4", &f, &err), &err);
+    tu_must(schema_family_parse("g:compression=gz,compression=lz4", &f, &err), &err);
     assert_int_equal(f.codec, CODEC_LZ4);
     static const char *bad[] = {"", ":versions=1", "cf:versions=0", "cf:versions=x",
                                 "cf:ttl=-1", "cf:ttl=0", "cf:compression=lzo",
@@ -165,7 +147,7 @@ random_schema(kiln_schema *s, const char *name)
         for (size_t i = 0; i < s->split_count; i++)
             buf_free(&s->splits[i]);
         s->split_count = 0;
-        must(schema_validate(s, &err), &err);
+        tu_must(schema_validate(s, &err), &err);
     }
 }
 
@@ -181,7 +163,7 @@ schema_round_trip(void **state)
         kiln_err err;
         status_clear(&err);
         uint32_t crc2;
-        must(schema_decode(b.data, b.len, "schema", &d, &crc2, &err), &err);
+        tu_must(schema_decode(b.data, b.len, "schema", &d, &crc2, &err), &err);
         assert_int_equal(crc, crc2);
         assert_string_equal(d.name, s.name);
         assert_int_equal(d.family_count, s.family_count);
@@ -259,7 +241,7 @@ manifest_round_trip(void **state)
         kiln_err err;
         status_clear(&err);
         uint32_t crc2;
-        must(manifest_decode(b.data, b.len, "manifests/7", &d, &crc2, &err), &err);
+        tu_must(manifest_decode(b.data, b.len, "manifests/7", &d, &crc2, &err), &err);
         assert_int_equal(crc, crc2);
         assert_true(d.version == m.version && d.parent == m.parent && d.kind == m.kind);
         assert_int_equal(manifest_file_count(&d), manifest_file_count(&m));
@@ -315,7 +297,7 @@ manifest_semantic_checks(void **state)
     snprintf(s.name, sizeof s.name, "default:t");
     schema_family f;
     schema_family_defaults(&f, "cf");
-    must(schema_add_family(&s, &f, NULL), NULL);
+    tu_must(schema_add_family(&s, &f, NULL), NULL);
     manifest m;
     manifest_init(&m);
     m.version = 3;
@@ -355,7 +337,7 @@ manifest_semantic_checks(void **state)
     kbuf pb = KBUF_INIT;
     manifest_pointer_encode(&p, &pb);
     status_clear(&err);
-    must(manifest_pointer_decode(pb.data, pb.len, "CURRENT", &q, &err), &err);
+    tu_must(manifest_pointer_decode(pb.data, pb.len, "CURRENT", &q, &err), &err);
     assert_true(q.version == 42 && q.manifest_crc == 0xdeadbeef);
     pb.data[17] ^= 1;
     assert_int_equal(manifest_pointer_decode(pb.data, pb.len, "CURRENT", &q, &err),
@@ -373,14 +355,14 @@ make_schema(kiln_schema *s, const char *name, int nsplits, unsigned keep)
     schema_init(s);
     snprintf(s->name, sizeof s->name, "%s", name);
     schema_family f;
-    must(schema_family_parse("cf:versions=3", &f, &err), &err);
-    must(schema_add_family(s, &f, &err), &err);
-    must(schema_family_parse("a:compression=none", &f, &err), &err);
-    must(schema_add_family(s, &f, &err), &err);
+    tu_must(schema_family_parse("cf:versions=3", &f, &err), &err);
+    tu_must(schema_add_family(s, &f, &err), &err);
+    tu_must(schema_family_parse("a:compression=none", &f, &err), &err);
+    tu_must(schema_add_family(s, &f, &err), &err);
     for (int i = 0; i < nsplits; i++) {
         char k[8];
         snprintf(k, sizeof k, "r%02d", (i + 1) * 10);
-        must(schema_add_split(s, (const uint8_t *)k, strlen(k), &err), &err);
+        tu_must(schema_add_split(s, (const uint8_t *)k, strlen(k), &err), &err);
     }
     s->keep_versions = keep;
 }
@@ -394,16 +376,16 @@ write_store_file(kiln_table *t, const char *name, size_t size)
     env_file *f;
     kiln_err err;
     status_clear(&err);
-    must(env_create(p, 1, &f, &err), &err);
+    tu_must(env_create(p, 1, &f, &err), &err);
     uint8_t buf[256];
     for (size_t i = 0; i < size; i += sizeof buf) {
         for (size_t j = 0; j < sizeof buf; j++)
             buf[j] = (uint8_t)rnd();
         size_t n = size - i < sizeof buf ? size - i : sizeof buf;
-        must(env_append(f, buf, n, &err), &err);
+        tu_must(env_append(f, buf, n, &err), &err);
     }
-    must(env_sync(f, &err), &err);
-    must(env_close(f, &err), &err);
+    tu_must(env_sync(f, &err), &err);
+    tu_must(env_close(f, &err), &err);
 }
 
 /* A version with one new file per region in family cf (replace) or added to
@@ -470,11 +452,11 @@ table_create_list_open(void **state)
     status_clear(&err);
     kiln_schema s;
     make_schema(&s, "t2", 3, 2);
-    must(table_create(data, &s, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     assert_string_equal(s.name, "default:t2");
     schema_free(&s);
     make_schema(&s, "ns1:t1", 0, 2);
-    must(table_create(data, &s, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     schema_free(&s);
     make_schema(&s, "t2", 0, 2);
     assert_int_equal(table_create(data, &s, &err), KILN_EXISTS);
@@ -489,14 +471,14 @@ table_create_list_open(void **state)
     char **names;
     size_t n;
     status_clear(&err);
-    must(table_list(data, &names, &n, &err), &err);
+    tu_must(table_list(data, &names, &n, &err), &err);
     assert_int_equal(n, 2);
     assert_string_equal(names[0], "default:t2");
     assert_string_equal(names[1], "ns1:t1");
     table_list_free(names, n);
 
     kiln_table *t;
-    must(table_open(data, "t2", &t, &err), &err);
+    tu_must(table_open(data, "t2", &t, &err), &err);
     assert_string_equal(table_name(t), "default:t2");
     assert_int_equal(table_schema(t)->split_count, 3);
     assert_int_equal(table_schema(t)->family_count, 2);
@@ -523,7 +505,7 @@ table_create_list_open(void **state)
     /* empty / absent data dir lists nothing */
     char absent[4200];
     snprintf(absent, sizeof absent, "%s/none", data);
-    must(table_list(absent, &names, &n, &err), &err);
+    tu_must(table_list(absent, &names, &n, &err), &err);
     assert_int_equal(n, 0);
     rm_rf(data);
     free(data);
@@ -538,32 +520,32 @@ table_versions_rollback_gc(void **state)
     status_clear(&err);
     kiln_schema s;
     make_schema(&s, "t", 2, 2);
-    must(table_create(data, &s, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     schema_free(&s);
     kiln_table *t, *t2;
-    must(table_open(data, "t", &t, &err), &err);
-    must(table_open(data, "t", &t2, &err), &err);
+    tu_must(table_open(data, "t", &t, &err), &err);
+    tu_must(table_open(data, "t", &t2, &err), &err);
     uint64_t v;
     int published;
     manifest m;
     manifest_init(&m);
     assert_int_equal(table_publish(t, &m, &published, &err), KILN_INTERNAL); /* no lock */
     status_clear(&err);
-    must(table_lock(t, 0, &err), &err);
+    tu_must(table_lock(t, 0, &err), &err);
     assert_int_equal(table_lock(t2, 0, &err), KILN_BUSY);
     assert_non_null(strstr(err.msg, "pid"));
     status_clear(&err);
     assert_int_equal(table_rollback(t, 0, &v, &err), KILN_NOT_FOUND);
     status_clear(&err);
 
-    must(fake_load(t, 0, &v, &err), &err);
+    tu_must(fake_load(t, 0, &v, &err), &err);
     assert_int_equal(v, 1);
-    must(fake_load(t, 0, &v, &err), &err);
+    tu_must(fake_load(t, 0, &v, &err), &err);
     assert_int_equal(v, 2);
-    must(fake_load(t, 1, &v, &err), &err);
+    tu_must(fake_load(t, 1, &v, &err), &err);
     assert_int_equal(v, 3);
     manifest cur;
-    must(table_read_current(t, &cur, &err), &err);
+    tu_must(table_read_current(t, &cur, &err), &err);
     assert_int_equal(cur.version, 3);
     assert_int_equal(cur.parent, 2);
     assert_int_equal(manifest_file_count(&cur), 6); /* 3 from v2 + 3 appended */
@@ -571,21 +553,21 @@ table_versions_rollback_gc(void **state)
     manifest_free(&cur);
 
     table_gc_stats gs;
-    must(table_gc(t, &gs, &err), &err);
+    tu_must(table_gc(t, &gs, &err), &err);
     assert_int_equal(gs.versions_kept, 2);
     assert_int_equal(gs.manifests_removed, 1); /* version 1 */
     assert_int_equal(gs.files_removed, 3);     /* version 1's files */
     uint64_t *vs;
     size_t nv;
-    must(table_versions(t, &vs, &nv, &err), &err);
+    tu_must(table_versions(t, &vs, &nv, &err), &err);
     assert_int_equal(nv, 2);
     assert_true(vs[0] == 2 && vs[1] == 3);
     free(vs);
 
     /* rollback to the parent, then forward again explicitly */
-    must(table_rollback(t, 0, &v, &err), &err);
+    tu_must(table_rollback(t, 0, &v, &err), &err);
     assert_int_equal(v, 2);
-    must(table_read_current(t, &cur, &err), &err);
+    tu_must(table_read_current(t, &cur, &err), &err);
     assert_int_equal(cur.version, 2);
     assert_int_equal(manifest_file_count(&cur), 3);
     manifest_free(&cur);
@@ -594,13 +576,13 @@ table_versions_rollback_gc(void **state)
     assert_int_equal(table_rollback(t, 1, &v, &err), KILN_NOT_FOUND);
     assert_non_null(strstr(err.msg, "not kept"));
     status_clear(&err);
-    must(table_rollback(t, 3, &v, &err), &err);
-    must(table_rollback(t, 2, &v, &err), &err);
+    tu_must(table_rollback(t, 3, &v, &err), &err);
+    tu_must(table_rollback(t, 2, &v, &err), &err);
     /* rollback never deletes: 3 is still there; a new load from 2 drops it */
-    must(fake_load(t, 0, &v, &err), &err);
+    tu_must(fake_load(t, 0, &v, &err), &err);
     assert_int_equal(v, 4);
-    must(table_gc(t, &gs, &err), &err);
-    must(table_versions(t, &vs, &nv, &err), &err);
+    tu_must(table_gc(t, &gs, &err), &err);
+    tu_must(table_versions(t, &vs, &nv, &err), &err);
     assert_int_equal(nv, 2);
     assert_true(vs[0] == 2 && vs[1] == 4);
     free(vs);
@@ -612,14 +594,14 @@ table_versions_rollback_gc(void **state)
     char name[MANIFEST_FILE_NAME_MAX + 1];
     table_file_name(5, 0, name);
     write_store_file(t, name, 10);
-    must(table_next_version(t, &v, &err), &err);
+    tu_must(table_next_version(t, &v, &err), &err);
     assert_int_equal(v, 6);
-    must(table_gc(t, &gs, &err), &err);
+    tu_must(table_gc(t, &gs, &err), &err);
     assert_int_equal(gs.files_removed, 1);
     assert_int_equal(count_dir(fdir), 6);
 
     /* a missing file makes a rollback target unusable */
-    must(table_read_manifest(t, 2, &m, NULL, &err), &err);
+    tu_must(table_read_manifest(t, 2, &m, NULL, &err), &err);
     char p[4096];
     table_file_path(t, m.tables[0].regions[1].files[0].name, p, sizeof p);
     manifest_free(&m);
@@ -629,7 +611,7 @@ table_versions_rollback_gc(void **state)
     status_clear(&err);
 
     table_unlock(t);
-    must(table_lock(t2, 0, &err), &err);
+    tu_must(table_lock(t2, 0, &err), &err);
     table_close(t2);
     table_close(t);
     rm_rf(data);
@@ -646,19 +628,19 @@ table_current_mismatch(void **state)
     status_clear(&err);
     kiln_schema s;
     make_schema(&s, "t", 0, 2);
-    must(table_create(data, &s, &err), &err);
+    tu_must(table_create(data, &s, &err), &err);
     schema_free(&s);
     kiln_table *t;
-    must(table_open(data, "t", &t, &err), &err);
-    must(table_lock(t, 0, &err), &err);
+    tu_must(table_open(data, "t", &t, &err), &err);
+    tu_must(table_lock(t, 0, &err), &err);
     uint64_t v;
-    must(fake_load(t, 0, &v, &err), &err);
+    tu_must(fake_load(t, 0, &v, &err), &err);
     char p[4200];
     snprintf(p, sizeof p, "%s/default/t/CURRENT", data);
     manifest_pointer bad = {1, 1234};
     kbuf b = KBUF_INIT;
     manifest_pointer_encode(&bad, &b);
-    must(env_write_file_atomic(p, b.data, b.len, &err), &err);
+    tu_must(env_write_file_atomic(p, b.data, b.len, &err), &err);
     buf_free(&b);
     manifest m;
     assert_int_equal(table_read_current(t, &m, &err), KILN_CORRUPTION);

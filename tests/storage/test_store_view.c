@@ -28,32 +28,14 @@
 #include "storage/manifest.h"
 #include "storage/store_view.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 static uint64_t rng_state;
 
 static uint64_t
 rnd(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int
-rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void
-must(kiln_status st, const kiln_err *err)
-{
-    if (st != KILN_OK)
-        fail_msg("unexpected error %d: %s", st, err->msg);
+    return tu_splitmix64(&rng_state);
 }
 
 static char data_dir[512];
@@ -274,14 +256,14 @@ build_store(const char *table, int nsplits)
     schema_init(&s);
     snprintf(s.name, sizeof s.name, "%s", table);
     schema_family f;
-    must(schema_family_parse("a:versions=3", &f, &err), &err);
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_family_parse("b:ttl=1000", &f, &err), &err);
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_family_parse("c:versions=5,bloom=rowcol,compression=gz", &f, &err), &err);
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_family_parse("d:versions=2,bloom=none,compression=none", &f, &err), &err);
-    must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_family_parse("a:versions=3", &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_family_parse("b:ttl=1000", &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_family_parse("c:versions=5,bloom=rowcol,compression=gz", &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_family_parse("d:versions=2,bloom=none,compression=none", &f, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
     for (int i = 0; i < nsplits; i++) {
         size_t r = rnd() % nrows_u;
         schema_add_split(&s, rows_u[r], rows_len[r], &err);
@@ -292,14 +274,14 @@ build_store(const char *table, int nsplits)
         s.split_count = 0;
         status_clear(&err);
     }
-    must(table_create(data_dir, &s, &err), &err);
+    tu_must(table_create(data_dir, &s, &err), &err);
     schema_free(&s);
 
     kiln_table *t;
-    must(table_open(data_dir, table, &t, &err), &err);
-    must(table_lock(t, 0, &err), &err);
+    tu_must(table_open(data_dir, table, &t, &err), &err);
+    tu_must(table_lock(t, 0, &err), &err);
     uint64_t version;
-    must(table_next_version(t, &version, &err), &err);
+    tu_must(table_next_version(t, &version, &err), &err);
     manifest m;
     manifest_init(&m);
     manifest_table *mt = manifest_add_table(&m, table_schema(t));
@@ -336,16 +318,16 @@ build_store(const char *table, int nsplits)
                         o.sync = 0;
                         char p[4096];
                         table_file_path(t, mf.name, p, sizeof p);
-                        must(hfile_writer_open(p, &o, &w, &err), &err);
+                        tu_must(hfile_writer_open(p, &o, &w, &err), &err);
                     }
-                    must(hfile_writer_add(w, &kc, &err), &err);
+                    tu_must(hfile_writer_add(w, &kc, &err), &err);
                     mf.entries++;
                     prevc = kc;
                     prev = &prevc;
                 }
                 if (w != NULL) {
                     hfile_writer_stats stats;
-                    must(hfile_writer_finish(w, &stats, &err), &err);
+                    tu_must(hfile_writer_finish(w, &stats, &err), &err);
                     mf.size = stats.file_size;
                     manifest_region_add_file(&mt->regions[r], &mf);
                 }
@@ -353,7 +335,7 @@ build_store(const char *table, int nsplits)
         }
     }
     int published;
-    must(table_publish(t, &m, &published, &err), &err);
+    tu_must(table_publish(t, &m, &published, &err), &err);
     manifest_free(&m);
     table_close(t);
     /* the model holds one copy per (key, seq) as the files do */
@@ -486,7 +468,7 @@ model_vs_store(void **state)
         store_view *v;
         kiln_err err;
         status_clear(&err);
-        must(store_view_open(data_dir, table, cache, &v, &err), &err);
+        tu_must(store_view_open(data_dir, table, cache, &v, &err), &err);
         assert_int_equal(store_view_version(v), 1);
         store_row_buf *buf = store_row_buf_new();
         const mcell *want[4096];
@@ -510,7 +492,7 @@ model_vs_store(void **state)
             }
             size_t n = model_row(row, rl, &q, want, 4096);
             store_row got;
-            must(store_view_get(v, row, rl, &o, buf, &got, &err), &err);
+            tu_must(store_view_get(v, row, rl, &o, buf, &got, &err), &err);
             compare_row(&got, want, n);
         }
         /* Scans */
@@ -570,12 +552,12 @@ model_vs_store(void **state)
                 exp_rows[ne++] = i;
             }
             store_scan *s;
-            must(store_scan_open(v, &so, &s, &err), &err);
+            tu_must(store_scan_open(v, &so, &s, &err), &err);
             size_t got_rows = 0;
             for (;;) {
                 store_row row;
                 int has;
-                must(store_scan_next(s, &row, &has, &err), &err);
+                tu_must(store_scan_next(s, &row, &has, &err), &err);
                 if (!has)
                     break;
                 if (got_rows >= ne)
@@ -589,7 +571,7 @@ model_vs_store(void **state)
             store_scan_close(s);
             if (!so.reversed && so.limit == 0) {
                 uint64_t cnt;
-                must(store_view_count(v, &so, &cnt, &err), &err);
+                tu_must(store_view_count(v, &so, &cnt, &err), &err);
                 assert_int_equal(cnt, ne);
             }
         }
@@ -619,10 +601,10 @@ publish_rows(const char *table, int lo, int hi, const char *tag, int replace)
     kiln_err err;
     status_clear(&err);
     kiln_table *t;
-    must(table_open(data_dir, table, &t, &err), &err);
-    must(table_lock(t, 0, &err), &err);
+    tu_must(table_open(data_dir, table, &t, &err), &err);
+    tu_must(table_lock(t, 0, &err), &err);
     uint64_t version;
-    must(table_next_version(t, &version, &err), &err);
+    tu_must(table_next_version(t, &version, &err), &err);
     manifest m, cur;
     int have = table_read_current(t, &cur, NULL) == KILN_OK;
     if (!replace && have) {
@@ -649,7 +631,7 @@ publish_rows(const char *table, int lo, int hi, const char *tag, int replace)
         hfile_writer_options_init(&o);
         o.block_size = 256;
         hfile_writer *w;
-        must(hfile_writer_open(p, &o, &w, &err), &err);
+        tu_must(hfile_writer_open(p, &o, &w, &err), &err);
         for (int i = lo; i < hi; i++) {
             char row[16], val[32];
             snprintf(row, sizeof row, "row%04d", i);
@@ -667,18 +649,18 @@ publish_rows(const char *table, int lo, int hi, const char *tag, int replace)
             c.type = CELL_TYPE_PUT;
             c.value = (const uint8_t *)val;
             c.value_len = (uint32_t)snprintf(val, sizeof val, "%s-%d", tag, i);
-            must(hfile_writer_add(w, &c, &err), &err);
+            tu_must(hfile_writer_add(w, &c, &err), &err);
             mf.entries++;
         }
         hfile_writer_stats stats;
-        must(hfile_writer_finish(w, &stats, &err), &err);
+        tu_must(hfile_writer_finish(w, &stats, &err), &err);
         mf.size = stats.file_size;
         manifest_region_add_file(&mt->regions[r], &mf);
     }
     int published;
-    must(table_publish(t, &m, &published, &err), &err);
+    tu_must(table_publish(t, &m, &published, &err), &err);
     manifest_free(&m);
-    must(table_gc(t, NULL, &err), &err);
+    tu_must(table_gc(t, NULL, &err), &err);
     table_close(t);
     return version;
 }
@@ -693,7 +675,7 @@ check_value(store_view *v, int i, const char *tag)
     store_row got;
     kiln_err err;
     status_clear(&err);
-    must(store_view_get(v, (const uint8_t *)row, strlen(row), NULL, buf, &got, &err), &err);
+    tu_must(store_view_get(v, (const uint8_t *)row, strlen(row), NULL, buf, &got, &err), &err);
     assert_int_equal(got.count, 1);
     assert_int_equal(got.cells[0].value_len, strlen(want));
     assert_memory_equal(got.cells[0].value, want, strlen(want));
@@ -711,19 +693,19 @@ reader_survives_publish_and_gc(void **state)
     snprintf(s.name, sizeof s.name, "live");
     schema_family f;
     schema_family_defaults(&f, "a");
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"row0300", 7, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"row0600", 7, &err), &err);
-    must(table_create(data_dir, &s, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_add_split(&s, (const uint8_t *)"row0300", 7, &err), &err);
+    tu_must(schema_add_split(&s, (const uint8_t *)"row0600", 7, &err), &err);
+    tu_must(table_create(data_dir, &s, &err), &err);
     schema_free(&s);
 
     /* before anything is published: an empty view with the schema's regions */
     store_view *v0;
-    must(store_view_open(data_dir, "live", NULL, &v0, &err), &err);
+    tu_must(store_view_open(data_dir, "live", NULL, &v0, &err), &err);
     assert_int_equal(store_view_version(v0), 0);
     assert_int_equal(store_view_region_count(v0), 3);
     uint64_t cnt;
-    must(store_view_count(v0, NULL, &cnt, &err), &err);
+    tu_must(store_view_count(v0, NULL, &cnt, &err), &err);
     assert_int_equal(cnt, 0);
     assert_true(store_view_is_current(v0));
 
@@ -736,7 +718,7 @@ reader_survives_publish_and_gc(void **state)
      * section (two reads), plus schema, CURRENT and manifest; the files hold
      * dozens of 256-byte data blocks each. */
     env_fault_clear();
-    must(store_view_open(data_dir, "live", cache, &view1, &err), &err);
+    tu_must(store_view_open(data_dir, "live", cache, &view1, &err), &err);
     size_t nfiles = 0;
     for (size_t r = 0; r < store_view_region_count(view1); r++) {
         size_t nf;
@@ -752,11 +734,11 @@ reader_survives_publish_and_gc(void **state)
     store_scan_opts so;
     store_scan_opts_init(&so);
     store_scan *s1;
-    must(store_scan_open(view1, &so, &s1, &err), &err);
+    tu_must(store_scan_open(view1, &so, &s1, &err), &err);
     store_row row;
     int has;
     for (int i = 0; i < 100; i++) {
-        must(store_scan_next(s1, &row, &has, &err), &err);
+        tu_must(store_scan_next(s1, &row, &has, &err), &err);
         assert_true(has);
     }
     publish_rows("live", 0, 900, "two", 1);
@@ -767,7 +749,7 @@ reader_survives_publish_and_gc(void **state)
     assert_false(store_view_is_current(view1));
     int n = 100;
     for (;;) {
-        must(store_scan_next(s1, &row, &has, &err), &err);
+        tu_must(store_scan_next(s1, &row, &has, &err), &err);
         if (!has)
             break;
         char want[32];
@@ -781,17 +763,17 @@ reader_survives_publish_and_gc(void **state)
     for (int i = 0; i < 900; i += 37)
         check_value(view1, i, "one");
     store_view *view3;
-    must(store_view_open(data_dir, "live", cache, &view3, &err), &err);
+    tu_must(store_view_open(data_dir, "live", cache, &view3, &err), &err);
     for (int i = 0; i < 900; i += 37)
         check_value(view3, i, "three");
     /* append: rows 850..1000 from a newer load win */
     publish_rows("live", 850, 1000, "four", 0);
     store_view *view4;
-    must(store_view_open(data_dir, "live", cache, &view4, &err), &err);
+    tu_must(store_view_open(data_dir, "live", cache, &view4, &err), &err);
     check_value(view4, 849, "three");
     check_value(view4, 850, "four");
     check_value(view4, 999, "four");
-    must(store_view_count(view4, NULL, &cnt, &err), &err);
+    tu_must(store_view_count(view4, NULL, &cnt, &err), &err);
     assert_int_equal(cnt, 1000);
     store_view_unref(view1);
     store_view_unref(view3);
@@ -815,9 +797,9 @@ open_races_publish(void **state)
     snprintf(s.name, sizeof s.name, "race");
     schema_family f;
     schema_family_defaults(&f, "a");
-    must(schema_add_family(&s, &f, &err), &err);
-    must(schema_add_split(&s, (const uint8_t *)"row0100", 7, &err), &err);
-    must(table_create(data_dir, &s, &err), &err);
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_add_split(&s, (const uint8_t *)"row0100", 7, &err), &err);
+    tu_must(table_create(data_dir, &s, &err), &err);
     schema_free(&s);
     publish_rows("race", 0, 200, "t0", 1);
     pid_t pid = fork();
@@ -836,20 +818,20 @@ open_races_publish(void **state)
         pid_t done = waitpid(pid, &status, WNOHANG);
         store_view *v;
         status_clear(&err);
-        must(store_view_open(data_dir, "race", NULL, &v, &err), &err);
+        tu_must(store_view_open(data_dir, "race", NULL, &v, &err), &err);
         uint64_t cnt;
-        must(store_view_count(v, NULL, &cnt, &err), &err);
+        tu_must(store_view_count(v, NULL, &cnt, &err), &err);
         assert_int_equal(cnt, 200);
         /* every row of the view is from the same load */
         store_row_buf *buf = store_row_buf_new();
         store_row a, b;
-        must(store_view_get(v, (const uint8_t *)"row0000", 7, NULL, buf, &a, &err), &err);
+        tu_must(store_view_get(v, (const uint8_t *)"row0000", 7, NULL, buf, &a, &err), &err);
         char tag[16];
         int tl = (int)(memchr(a.cells[0].value, '-', a.cells[0].value_len) -
                        (const void *)a.cells[0].value);
         memcpy(tag, a.cells[0].value, (size_t)tl);
         tag[tl] = 0;
-        must(store_view_get(v, (const uint8_t *)"row0199", 7, NULL, buf, &b, &err), &err);
+        tu_must(store_view_get(v, (const uint8_t *)"row0199", 7, NULL, buf, &b, &err), &err);
         char want[32];
         int wl = snprintf(want, sizeof want, "%s-199", tag);
         assert_int_equal(b.cells[0].value_len, wl);
@@ -879,7 +861,7 @@ static int
 teardown(void **state)
 {
     (void)state;
-    nftw(data_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tu_rmrf(data_dir);
     return 0;
 }
 

@@ -1,0 +1,20 @@
+/* test_util.h -- helpers shared by the test programs (linked into each).
+ */
+#ifndef KILN_TESTS_SUPPORT_TEST_UTIL_H
+#define KILN_TESTS_SUPPORT_TEST_UTIL_H
+
+#include <stdint.h>
+
+#include "storage/status.h"
+
+/* The next value of a SplitMix64 sequence kept in *state (reproducible
+ * random cases from a printed seed). */
+uint64_t tu_splitmix64(uint64_t *state);
+
+/* Fail the running cmocka test unless st is KILN_OK, with err's message. */
+void tu_must(kiln_status st, const kiln_err *err);
+
+/* Remove dir and everything under it (missing is fine). */
+void tu_rmrf(const char *dir);
+
+#endif
