@@ -504,6 +504,46 @@ rowcache_images_and_eviction(void **state)
     buf_free(&keys);
 }
 
+/* A cache of many slabs in every shard (about 175 MiB), entries of every
+ * size class and some of a mapping of their own: every entry reads back
+ * intact, nothing is evicted under the budget, and freeing the cache gives
+ * all of the pool back. */
+static void
+rowcache_large_cache_round_trips(void **state)
+{
+    (void)state;
+    rowcache_pool *pool = rowcache_pool_new((size_t)512 << 20);
+    rowcache *c = rowcache_new(pool);
+    enum { N = 90000 };
+    uint8_t img[6000];
+    for (size_t i = 0; i < sizeof img; i++)
+        img[i] = (uint8_t)(i * 131 + 7);
+    char key[32];
+    kbuf got = KBUF_INIT;
+    /* sizes cycle through the classes up to 4 KiB; every 1000th is larger */
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "big%06d", i);
+        size_t len = i % 1000 == 0 ? 5000 : (size_t)(i * 37) % 3900;
+        rowcache_put(c, (const uint8_t *)key, (size_t)n, img + i % 50, len, ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_stats st;
+    rowcache_get_stats(c, &st);
+    assert_int_equal(st.entries, N);
+    assert_int_equal(st.evictions, 0);
+    assert_true(st.bytes > (size_t)128 << 20);   /* over 4 MiB of slabs per shard */
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "big%06d", i);
+        size_t len = i % 1000 == 0 ? 5000 : (size_t)(i * 37) % 3900;
+        assert_int_equal(rowcache_get(c, (const uint8_t *)key, (size_t)n, 0, &got), 1);
+        assert_int_equal(got.len, len);
+        assert_memory_equal(got.data, img + i % 50, len);
+    }
+    rowcache_free(c);
+    assert_int_equal(rowcache_pool_used(pool), 0);
+    rowcache_pool_free(pool);
+    buf_free(&got);
+}
+
 int
 main(void)
 {
@@ -523,6 +563,7 @@ main(void)
         cmocka_unit_test(json_numbers_print_exactly),
         cmocka_unit_test(json_parses_documents),
         cmocka_unit_test(rowcache_images_and_eviction),
+        cmocka_unit_test(rowcache_large_cache_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
