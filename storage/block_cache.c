@@ -163,6 +163,16 @@ table_grow(cache_shard *s)
     s->nslots = n;
 }
 
+/* In a linear-probing table, whether an entry at slot j whose home slot is
+ * home must stay where it is when slot i is emptied: it must when its home
+ * lies cyclically in (i, j], since moving it to i would put it before its
+ * home. */
+static int
+probe_stays(size_t i, size_t j, size_t home)
+{
+    return i <= j ? (i < home && home <= j) : (i < home || home <= j);
+}
+
 /* Empty slot i, shifting later entries of its probe run back so that every
  * remaining entry stays reachable from its home slot. */
 static void
@@ -176,9 +186,7 @@ table_delete_slot(cache_shard *s, size_t i)
             j = (j + 1) & mask;
             if (s->slots[j].e == NULL)
                 return;
-            size_t home = s->slots[j].hash & mask;
-            /* move j into the hole at i unless its home lies cyclically in (i, j] */
-            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            if (probe_stays(i, j, s->slots[j].hash & mask))
                 continue;
             break;
         }
@@ -233,8 +241,7 @@ file_delete_slot(cache_shard *s, size_t i)
             j = (j + 1) & mask;
             if (s->files[j].head == NULL)
                 return;
-            size_t home = file_home(s, s->files[j].file_id);
-            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            if (probe_stays(i, j, file_home(s, s->files[j].file_id)))
                 continue;
             break;
         }
