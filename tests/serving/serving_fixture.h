@@ -8,7 +8,6 @@
 #define KILN_TESTS_SERVING_FIXTURE_H
 
 #include <errno.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -28,6 +27,7 @@
 #include "storage/manifest.h"
 #include "storage/schema.h"
 #include "storage/table.h"
+#include "tests/support/test_util.h"
 
 #define FX_IO_TIMEOUT_MS 10000
 /* not every test program uses every helper */
@@ -38,21 +38,6 @@ fx_must(kiln_status st, const kiln_err *err, const char *what)
 {
     if (st != KILN_OK)
         fail_msg("%s: %s (%d)", what, err->msg, (int)st);
-}
-
-FX_FN int
-fx_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-FX_FN void
-fx_rmrf(const char *dir)
-{
-    nftw(dir, fx_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 FX_FN void

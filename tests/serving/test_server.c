@@ -118,7 +118,7 @@ teardown(void **state)
     server_shutdown(srv);
     server_wait(srv);
     server_free(srv);
-    fx_rmrf(data_dir);
+    tu_rmrf(data_dir);
     return 0;
 }
 

@@ -413,7 +413,7 @@ swap_under_load(void **state)
     server_shutdown(srv);
     server_wait(srv);
     server_free(srv);
-    fx_rmrf(data_dir);
+    tu_rmrf(data_dir);
 }
 
 int
