@@ -408,21 +408,20 @@ importtsv_layout(mr_job *job, importtsv_state *st, const char *data_dir, const c
     kiln_status s = schema_name_canon(table, canon, err);
     if (s != KILN_OK)
         return s;
-    kiln_table *t = NULL;
-    kiln_err terr;
-    status_clear(&terr);
-    s = table_open(data_dir, canon, &t, &terr);
-    if (s != KILN_OK && s != KILN_NOT_FOUND)
-        return status_set(err, s, "%s", terr.msg);
-    s = KILN_OK;   /* no such table yet: --split/--splits-file give the regions */
+    /* No such table yet: --split/--splits-file give the regions. */
+    kiln_schema found;
+    int exists;
+    s = jobs_table_read(job, data_dir, canon, &found, &exists, err);
+    if (s != KILN_OK)
+        return s;
 
     schema_family *fams = kiln_calloc(st->ncols, sizeof *fams);
     size_t nf = 0;
     kslice *keys = NULL;
     size_t nk = 0;
     kbuf names = KBUF_INIT;
-    if (t != NULL) {
-        const kiln_schema *sc = table_schema(t);
+    if (exists) {
+        const kiln_schema *sc = &found;
         if (splits_given) {
             s = status_set(err, KILN_INVALID,
                            "table %s exists in %s: its regions decide the split keys; drop "
@@ -483,8 +482,8 @@ importtsv_layout(mr_job *job, importtsv_state *st, const char *data_dir, const c
      * when it does not exist yet) for the salt and the indexes. */
     kiln_schema target;
     schema_init(&target);
-    if (t != NULL) {
-        schema_copy(&target, table_schema(t));
+    if (exists) {
+        schema_copy(&target, &found);
     } else {
         memcpy(target.name, canon, sizeof canon);
         for (size_t i = 0; i < nf && s == KILN_OK; i++)
@@ -522,13 +521,13 @@ importtsv_layout(mr_job *job, importtsv_state *st, const char *data_dir, const c
         buf_append_u8(&j, 0);
         mr_job_report(job, "table", (const char *)j.data);
         buf_free(&j);
-        mr_job_report(job, "regions_from", t != NULL ? "\"table schema\"" : "\"split keys\"");
+        mr_job_report(job, "regions_from", exists ? "\"table schema\"" : "\"split keys\"");
     }
 out:
     buf_free(&names);
     free(keys);
     free(fams);
-    table_close(t);
+    schema_free(&found);
     return s;
 }
 

@@ -11,6 +11,7 @@
 #define KILN_JOBS_H
 
 #include "mapreduce/mr_job.h"
+#include "storage/schema.h"
 #include "storage/status.h"
 
 extern const mr_job_def wordcount_job;
@@ -29,5 +30,12 @@ kiln_status jobs_take_inputs(mr_job *job, int argc, char **argv, int *i, kiln_er
 /* The value of an option taking one argument (`--opt VALUE`), advancing *i;
  * KILN_INVALID naming the option when it is missing. */
 kiln_status jobs_take_value(int argc, char **argv, int *i, const char **out, kiln_err *err);
+
+/* The schema (families, regions, salt) of table `canon` in data_dir as
+ * rank 0 reads it, on every rank (mr_job_shared): *exists is 0 when the
+ * table does not exist, and out is then left empty. Every host must then
+ * see the same schema file (mr_job_require_file). Collective. */
+kiln_status jobs_table_read(mr_job *job, const char *data_dir, const char *canon, kiln_schema *out,
+                            int *exists, kiln_err *err);
 
 #endif

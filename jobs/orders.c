@@ -25,8 +25,8 @@
  * then each order followed by its lines (the value bytes order them: 00 for
  * the customer; 01 order 00 for an order; 01 order 01 line for a line) and
  * writes the row. A line names only its order, so setup reads the orders
- * input on every rank into a sorted order -> customer table (24 bytes per
- * order) that map uses to route lines. The last line in input order wins for
+ * input (on rank 0, broadcast to every rank) into a sorted order -> customer
+ * table (24 bytes per order) that map uses to route lines. The last line in input order wins for
  * a repeated customer, order or order line. Counted and dropped: lines of an
  * unknown order, orders (and their lines) of an unknown customer; counted:
  * orders without lines (they get no cell).
@@ -226,6 +226,45 @@ orders_read_routes(orders_state *st, kiln_err *err)
     }
     st->nroutes = n;
     return KILN_OK;
+}
+
+/* Rank 0 reads the routes; every rank gets them (mr_job_shared) as the
+ * file roles then the routes, in this program's own layout (every host
+ * runs the same build: mr_cluster.c checks it). */
+static kiln_status
+orders_produce_routes(void *arg, kbuf *out, kiln_err *err)
+{
+    orders_state *st = arg;
+    kiln_status s = orders_read_routes(st, err);
+    if (s != KILN_OK)
+        return s;
+    buf_append_be64(out, st->nfiles);
+    buf_append(out, st->file_role, st->nfiles * sizeof *st->file_role);
+    buf_append_be64(out, st->nroutes);
+    buf_append(out, st->routes, st->nroutes * sizeof *st->routes);
+    return KILN_OK;
+}
+
+static kiln_status
+orders_share_routes(orders_state *st, mr_job *job, kiln_err *err)
+{
+    kbuf got = KBUF_INIT;
+    kiln_status s = mr_job_shared(job, "orders routes", orders_produce_routes, st, &got, err);
+    if (s == KILN_OK && mr_job_rank(job) != 0) {
+        const uint8_t *p = got.data;
+        st->nfiles = (size_t)coding_get_be64(p);
+        p += 8;
+        st->file_role = kiln_realloc(st->file_role, (st->nfiles ? st->nfiles : 1) *
+                                                        sizeof *st->file_role);
+        memcpy(st->file_role, p, st->nfiles * sizeof *st->file_role);
+        p += st->nfiles * sizeof *st->file_role;
+        st->nroutes = (size_t)coding_get_be64(p);
+        p += 8;
+        st->routes = kiln_realloc(st->routes, (st->nroutes ? st->nroutes : 1) * sizeof *st->routes);
+        memcpy(st->routes, p, st->nroutes * sizeof *st->routes);
+    }
+    buf_free(&got);
+    return s;
 }
 
 static const orders_route *
@@ -484,7 +523,7 @@ orders_setup(mr_job *job, int argc, char **argv, kiln_err *err)
     if (s == KILN_OK)
         s = view_setup(st->v, err);
     if (s == KILN_OK)
-        s = orders_read_routes(st, err);
+        s = orders_share_routes(st, job, err);
     if (s != KILN_OK)
         return s;
     st->ts = mr_job_time_ms(job);

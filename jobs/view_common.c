@@ -300,16 +300,14 @@ static kiln_status
 view_open_table(view *v, size_t ti, kbuf **keys, size_t *nkeys, kiln_err *err)
 {
     view_table *t = &v->tables[ti];
-    kiln_table *tab = NULL;
-    kiln_err terr;
-    status_clear(&terr);
-    kiln_status s = table_open(v->data_dir, t->name, &tab, &terr);
-    if (s != KILN_OK && s != KILN_NOT_FOUND)
-        return status_set(err, s, "%s", terr.msg);
+    kiln_schema read;
+    int exists;
+    kiln_status s = jobs_table_read(v->job, v->data_dir, t->name, &read, &exists, err);
+    if (s != KILN_OK)
+        return s;
     schema_family fams[VIEW_FAMILIES_MAX];
-    s = KILN_OK;
-    if (tab != NULL) {
-        const kiln_schema *sc = table_schema(tab);
+    if (exists) {
+        const kiln_schema *sc = &read;
         t->exists = 1;
         t->salt = sc->salt_buckets;
         schema_copy(&t->schema, sc);
@@ -331,13 +329,13 @@ view_open_table(view *v, size_t ti, kbuf **keys, size_t *nkeys, kiln_err *err)
             buf_append_u8(b, (uint8_t)ti);
             cellkey_append_row(b, sc->splits[k].data, sc->splits[k].len);
         }
-        table_close(tab);
     } else {
         for (size_t f = 0; f < t->nfam; f++)
             schema_family_defaults(&fams[f], t->families[f]);
     }
     if (s == KILN_OK)
         s = hfile_output_new(v->job, fams, t->nfam, &t->out, err);
+    schema_free(&read);
     return s;
 }
 

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include "mapreduce/mr_job.h"
+#include "mapreduce/mr_output.h"
 #include "storage/status.h"
 
 static void
@@ -19,6 +21,7 @@ kiln_mr_usage(FILE *out)
 {
     fputs("Usage: kiln-mr JOB [-D key=value]... [job arguments]\n"
           "       kiln-mr JOB --help\n"
+          "       kiln-mr --sweep DIR\n"
           "       kiln-mr --list | --help | --version\n"
           "Runs a MapReduce job on MPI: start it under mpirun (or ./run_job.sh).\n"
           "\n"
@@ -30,8 +33,9 @@ kiln_mr_usage(FILE *out)
         fprintf(out, "  %-12s %s\n", defs[i]->name, defs[i]->summary);
     fputs("\n"
           "Engine settings (-D key=value, before or after the job's arguments):\n"
-          "  mapreduce.job.reduces=N   reduce partitions (default: the job's, else 12);\n"
-          "                            fixed, so the output is the same for any rank count\n"
+          "  mapreduce.job.reduces=N   reduce partitions (default: the table's regions for\n"
+          "                            table jobs, else one per rank); set it to get the\n"
+          "                            same output files for any rank count\n"
           "  kiln.sort.mb=N            map output buffer per rank in MiB (default 32)\n"
           "  kiln.shuffle.mb=N         bytes per shuffle round per rank (default kiln.sort.mb)\n"
           "  kiln.merge.factor=N       runs merged at once (default 32)\n"
@@ -46,8 +50,13 @@ kiln_mr_usage(FILE *out)
           "                            reproducible timestamps\n"
           "  kiln.input.buffer.kb=N    input read size (1024)\n"
           "\n"
+          "--sweep DIR removes a run's spill directory DIR on this host and the\n"
+          "temporary output a failed job noted there (run_job.sh runs it on every host\n"
+          "after each run).\n"
+          "\n"
           "Output: DIR is refused if it exists; it appears whole at the end, with\n"
-          "_job.json (counters, timings, split keys) and _SUCCESS written last.\n"
+          "_job.json (counters, timings, split keys) and _SUCCESS written last,\n"
+          "both inside the temporary directory that one rename publishes.\n"
           "Exit status: 0 ok, 64 usage, 65 bad data, 66 no input, 73 output exists,\n"
           "70 internal error, 74 I/O error.\n",
           out);
@@ -76,6 +85,18 @@ main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             printf("%s\t%s\n", defs[i]->name, defs[i]->summary);
         return 0;
+    }
+    if (strcmp(cmd, "--sweep") == 0) {
+        if (argc != 3) {
+            fputs("kiln-mr: --sweep takes one directory\n", stderr);
+            return EX_USAGE;
+        }
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        int left = mr_output_sweep(argv[2], NULL);
+        if (left > 0)
+            fprintf(stderr, "kiln-mr: host %s: could not remove all of %s\n", host, argv[2]);
+        return left > 0 ? EX_IOERR : 0;
     }
     const mr_job_def *def = mr_job_find(cmd);
     if (def == NULL) {

@@ -54,6 +54,7 @@ struct mr_job {
     size_t merge_factor;
     size_t input_chunk;
     mr_run_options run_opt;
+    char *tmp_base;              /* kiln.tmp.dir: every rank's spills below it */
     char *local_dir;             /* this rank's spill directory */
     unsigned run_seq;            /* names spill and merge files */
     char *tmp_out;               /* DIR._temporary.JOBID */
@@ -63,8 +64,27 @@ struct mr_job {
     uint64_t *part_bytes;        /* [partitions]: output bytes */
     int fail_rank;
     int kill_rank;
+    int kill_phase;              /* mr_phase the kill hook fires in */
+    int64_t kill_after;          /* map: records first; shuffle: rounds first */
     int fail_phase;              /* mr_phase, or MR_PHASE_DONE for commit */
+    int skew_rank;               /* test: this rank's description differs */
+
+    /* the job's description beyond the engine's own (mr_cluster.c) */
+    int argc;
+    char **argv;                 /* the job's arguments, as given */
+    kbuf desc_job;               /* what setup read or declared */
+    kbuf require;                /* rank 0: files every host must see alike */
 };
+
+/* mr_cluster.c: every rank in rank 0's working directory; every rank's
+ * description of the job equal to rank 0's; every file the job depends on
+ * seen alike by every host. Collective. */
+kiln_status mr_cluster_enter_cwd(mr_job *job, kiln_err *err);
+kiln_status mr_cluster_check_description(mr_job *job, kiln_err *err);
+kiln_status mr_cluster_check_files(mr_job *job, kiln_err *err);
+/* Test hook: raise SIGKILL when rank `kill_rank` reaches point `step` of
+ * the phase (after a line on stderr saying so, which tests look for). */
+void mr_job_kill_point(mr_job *job, int phase, int64_t step);
 
 typedef enum mr_task_kind {
     MR_TASK_MAP = 0,

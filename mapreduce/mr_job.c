@@ -26,7 +26,6 @@
 #include "storage/coding.h"
 #include "storage/env.h"
 
-#define MR_DEFAULT_REDUCES 12
 #define MR_DEFAULT_SORT_MB 32.0
 #define MR_DEFAULT_MERGE_FACTOR 32
 #define MR_SAMPLE_POINTS 1000
@@ -268,14 +267,26 @@ mr_job_inject(mr_job *job, mr_phase phase, kiln_err *err)
                    job->fail_rank, names[phase]);
 }
 
+void
+mr_job_kill_point(mr_job *job, int phase, int64_t step)
+{
+    if (job->kill_rank != job->comm.rank || job->kill_phase != phase || step != job->kill_after)
+        return;
+    static const char *const names[] = {"map", "shuffle", "reduce", "commit"};
+    fprintf(stderr, "kiln-mr: rank %d (%s): test hook kiln.test.kill.rank: killed in the %s "
+            "phase at step %" PRId64 "\n", job->comm.rank, job->comm.host, names[phase], step);
+    fflush(stderr);
+    raise(SIGKILL);
+}
+
 /* Read the engine's settings. */
 static kiln_status
 mr_job_settings(mr_job *job, kiln_err *err)
 {
     mr_conf *conf = job->conf;
     double sort_mb, shuffle_mb;
-    int64_t factor, reduces, chunk_kb, progress_ms, fail_rank, kill_rank, enospc_rank,
-        enospc_after;
+    int64_t factor, reduces, chunk_kb, progress_ms, fail_rank, kill_rank, kill_after, enospc_rank,
+        enospc_after, skew_rank;
     int progress;
     kiln_status s = mr_conf_get_double(conf, "kiln.sort.mb", MR_DEFAULT_SORT_MB, &sort_mb, err);
     if (s == KILN_OK)
@@ -284,7 +295,8 @@ mr_job_settings(mr_job *job, kiln_err *err)
         s = mr_conf_get_long(conf, "kiln.merge.factor", MR_DEFAULT_MERGE_FACTOR, &factor, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "mapreduce.job.reduces",
-                             job->default_reduces ? job->default_reduces : MR_DEFAULT_REDUCES,
+                             job->default_reduces ? job->default_reduces
+                                                  : (uint32_t)job->comm.size,
                              &reduces, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.input.buffer.kb", 1024, &chunk_kb, err);
@@ -296,6 +308,10 @@ mr_job_settings(mr_job *job, kiln_err *err)
         s = mr_conf_get_long(conf, "kiln.test.fail.rank", -1, &fail_rank, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.test.kill.rank", -1, &kill_rank, err);
+    if (s == KILN_OK)
+        s = mr_conf_get_long(conf, "kiln.test.kill.after", 0, &kill_after, err);
+    if (s == KILN_OK)
+        s = mr_conf_get_long(conf, "kiln.test.skew.rank", -1, &skew_rank, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.test.enospc.rank", -1, &enospc_rank, err);
     if (s == KILN_OK)
@@ -357,11 +373,22 @@ mr_job_settings(mr_job *job, kiln_err *err)
     size_t len = strlen(dir) + strlen(job->job_id) + 32;
     job->local_dir = kiln_malloc(len);
     snprintf(job->local_dir, len, "%s/kiln-%s-r%d", dir, job->job_id, job->comm.rank);
+    job->tmp_base = (char *)kiln_memdup(dir, strlen(dir) + 1);
 
     mr_progress_init(&job->progress, &job->comm, progress ? stderr : NULL, "kiln-mr: ",
                      (double)progress_ms / 1000.0);
 
     job->kill_rank = (int)kill_rank;
+    job->kill_after = kill_after;
+    job->skew_rank = (int)skew_rank;
+    const char *kphase = mr_conf_get(conf, "kiln.test.kill.phase", "map");
+    if (strcmp(kphase, "map") == 0)
+        job->kill_phase = MR_PHASE_MAP;
+    else if (strcmp(kphase, "shuffle") == 0)
+        job->kill_phase = MR_PHASE_SHUFFLE;
+    else
+        return status_set(err, KILN_INVALID, "kiln.test.kill.phase: '%s' is not map or shuffle",
+                          kphase);
     if (enospc_rank == job->comm.rank)
         env_fault_arm(ENV_OP_WRITE, enospc_after, ENOSPC);
     return KILN_OK;
@@ -524,9 +551,6 @@ mr_job_map_phase(mr_job *job, mr_run **mof, kiln_err *err)
         total += splits[i].end - splits[i].start;
     mr_progress_begin(&job->progress, MR_PHASE_MAP, total);
 
-    if (job->kill_rank == job->comm.rank)
-        raise(SIGKILL);
-
     kiln_status s = KILN_OK;
     mr_job_inject(job, MR_PHASE_MAP, err);
     if (err->code != KILN_OK)
@@ -556,6 +580,7 @@ mr_job_map_phase(mr_job *job, mr_run **mof, kiln_err *err)
             s = job->map(&t, line, err);
             if (s != KILN_OK)
                 break;
+            mr_job_kill_point(job, MR_PHASE_MAP, (int64_t)records);
             if (++records % MR_PROGRESS_EVERY == 0)
                 mr_progress_update(&job->progress, done + mr_reader_progress(r));
         }
@@ -857,10 +882,13 @@ mr_job_commit(mr_job *job, kiln_err *err)
         mr_job_report_json(job, &json);
         s = mr_output_write_file(job->tmp_out, "_job.json", json.data, json.len, err);
         buf_free(&json);
+        /* _SUCCESS is written last, inside the temporary directory: the
+         * rename that publishes the output publishes it too, so no crash
+         * leaves an output directory without it. */
+        if (s == KILN_OK)
+            s = mr_output_write_file(job->tmp_out, "_SUCCESS", "", 0, err);
         if (s == KILN_OK)
             s = mr_output_commit(job->tmp_out, job->output, err);
-        if (s == KILN_OK)
-            s = mr_output_write_file(job->output, "_SUCCESS", "", 0, err);
     }
     return mr_comm_agree(&job->comm, s, err);
 }
@@ -882,6 +910,9 @@ mr_job_free(mr_job *job)
     buf_free(&job->report);
     free(job->local_dir);
     free(job->tmp_out);
+    free(job->tmp_base);
+    buf_free(&job->desc_job);
+    buf_free(&job->require);
     mr_input_free(&job->input);
     mr_progress_free(&job->progress);
     free(job->part_records);
@@ -950,14 +981,18 @@ mr_job_dirs(mr_job *job, kiln_err *err)
     mr_output_tmp_path(job->output, job->job_id, &tmp);
     job->tmp_out = (char *)kiln_memdup(tmp.data, tmp.len);
     buf_free(&tmp);
-    kiln_status s = KILN_OK;
-    if (job->comm.rank == 0) {
-        s = env_mkdirs(job->tmp_out, 0755, err);
+    kiln_status s = env_mkdirs(job->local_dir, 0700, err);
+    if (s == KILN_OK && job->comm.rank == 0) {
+        /* Named first in the spill directory, so that a sweep after a
+         * failure finds it even when this rank was killed
+         * (mr_output_sweep). */
+        s = mr_output_note_tmp(job->tmp_base, job->job_id, job->tmp_out, err);
+        if (s == KILN_OK)
+            s = env_mkdirs(job->tmp_out, 0755, err);
         if (s == KILN_OK && job->fmt->prepare != NULL)
             s = job->fmt->prepare(job->fmt_arg, job->tmp_out, err);
     }
-    kiln_status l = env_mkdirs(job->local_dir, 0700, err);
-    return s != KILN_OK ? s : l;
+    return s;
 }
 
 static void
@@ -979,6 +1014,11 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
     job->fmt = &mr_output_text;
     mr_counters_init(&job->counters);
     buf_init(&job->report);
+    buf_init(&job->desc_job);
+    buf_init(&job->require);
+    job->argc = argc;
+    job->argv = argv;
+    job->kill_rank = job->skew_rank = -1;
     mr_comm_init(&job->comm, MPI_COMM_WORLD);
     job->t_start = mr_progress_now();
     mr_comm *c = &job->comm;
@@ -988,6 +1028,9 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
     int nargs;
     kiln_status s = mr_job_args(job, argc, argv, &args, &nargs, err);
     kiln_status k = mr_job_clock(job, err);
+    if (s == KILN_OK)
+        s = k;
+    k = mr_cluster_enter_cwd(job, err);
     if (s == KILN_OK)
         s = k;
     if (s == KILN_OK)
@@ -1018,6 +1061,10 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
     job->part_records = kiln_calloc(job->partitions, sizeof *job->part_records);
     job->part_bytes = kiln_calloc(job->partitions, sizeof *job->part_bytes);
     s = mr_comm_agree(c, mr_job_dirs(job, err), err);
+    if (s == KILN_OK)
+        s = mr_cluster_check_description(job, err);
+    if (s == KILN_OK)
+        s = mr_cluster_check_files(job, err);
     if (s != KILN_OK)
         goto done;
     mr_job_say(job, "job %s (%s): %d rank%s, %zu input file%s, %" PRIu64 " bytes, %u partition%s (%s)",
@@ -1094,6 +1141,8 @@ done:
         if (job->tmp_out != NULL)
             mr_output_remove_tree(job->tmp_out);
     }
+    if (c->rank == 0 && job->tmp_base != NULL && job->job_id[0])
+        mr_output_forget_tmp(job->tmp_base, job->job_id);
     if (job->local_dir != NULL)
         mr_output_remove_tree(job->local_dir);
     mr_job_free(job);

@@ -123,6 +123,27 @@ int mr_job_counter(mr_job *job, const char *group, const char *name);
 /* Add to a counter from outside a task (an output format's writer). */
 void mr_job_count(mr_job *job, int counter, uint64_t n);
 
+/* What setup reads from outside its arguments (a table's schema and
+ * regions) is read once, on rank 0, and broadcast, so that every rank
+ * describes the same job whatever its host sees. produce runs on rank 0 and
+ * fills out; every rank returns with rank 0's bytes in out, or with rank 0's
+ * error. Collective: every rank's setup makes the same calls in the same
+ * order. The bytes join the job's description (see mr_job_describe). */
+typedef kiln_status (*mr_shared_fn)(void *arg, kbuf *out, kiln_err *err);
+kiln_status mr_job_shared(mr_job *job, const char *what, mr_shared_fn produce, void *arg, kbuf *out,
+                          kiln_err *err);
+
+/* Add bytes that decide the output to the job's description. Before map,
+ * every rank's description (arguments, settings, inputs, output,
+ * partitioning and these) is compared with rank 0's, and the job fails
+ * naming the first rank and host that differ. */
+void mr_job_describe(mr_job *job, const char *what, kslice bytes);
+
+/* A file setup read (on rank 0) that every host must see with the same
+ * bytes at the same path; checked before map, naming the host that does
+ * not. Called on every rank; only rank 0's calls count. */
+void mr_job_require_file(mr_job *job, const char *path);
+
 /* Add "key": value to _job.json; value is a JSON text (copied). */
 void mr_job_report(mr_job *job, const char *key, const char *json_value);
 

@@ -173,3 +173,84 @@ mr_output_remove_tree(const char *path)
         unlink(path);
     }
 }
+
+/* ------------------------------------------------------------------ sweeping after a failure */
+
+static int
+mr_output_note_path(const char *base, const char *job_id, char *out, size_t cap)
+{
+    return snprintf(out, cap, "%s/%s.output", base, job_id) < (int)cap;
+}
+
+kiln_status
+mr_output_note_tmp(const char *base, const char *job_id, const char *tmp, kiln_err *err)
+{
+    char path[PATH_MAX];
+    if (!mr_output_note_path(base, job_id, path, sizeof path))
+        return status_set(err, KILN_INVALID, "%s: path too long", base);
+    kiln_status s = env_mkdirs(base, 0700, err);
+    if (s != KILN_OK)
+        return s;
+    return env_write_file_atomic(path, tmp, strlen(tmp), err);
+}
+
+void
+mr_output_forget_tmp(const char *base, const char *job_id)
+{
+    char path[PATH_MAX];
+    if (mr_output_note_path(base, job_id, path, sizeof path))
+        unlink(path);
+}
+
+/* A noted path is removed only if it names a job's temporary output. */
+static int
+mr_output_is_tmp(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash != NULL ? slash + 1 : path;
+    return strstr(name, "._temporary.job_") != NULL && strstr(path, "/../") == NULL;
+}
+
+int
+mr_output_sweep(const char *base, FILE *out)
+{
+    int left = 0;
+    DIR *d = opendir(base);
+    if (d == NULL)
+        return errno == ENOENT ? 0 : 1;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (n < 8 || strcmp(de->d_name + n - 7, ".output") != 0)
+            continue;
+        char note[PATH_MAX], tmp[PATH_MAX];
+        if (snprintf(note, sizeof note, "%s/%s", base, de->d_name) >= (int)sizeof note)
+            continue;
+        int fd = open(note, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, tmp, sizeof tmp - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        tmp[got] = '\0';
+        if (!mr_output_is_tmp(tmp))
+            continue;
+        struct stat st;
+        if (lstat(tmp, &st) == 0) {
+            mr_output_remove_tree(tmp);
+            if (lstat(tmp, &st) == 0)
+                left++;
+            else if (out != NULL)
+                fprintf(out, "removed %s\n", tmp);
+        }
+    }
+    closedir(d);
+    mr_output_remove_tree(base);
+    struct stat st;
+    if (lstat(base, &st) == 0)
+        left++;
+    else if (out != NULL)
+        fprintf(out, "removed %s\n", base);
+    return left;
+}

@@ -18,6 +18,7 @@
 #define KILN_MR_OUTPUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "storage/buf.h"
@@ -51,6 +52,20 @@ void mr_output_tmp_path(const char *dir, const char *job_id, kbuf *out);
 
 /* Rename tmp to dir without replacing anything there (KILN_EXISTS if dir
  * appeared meanwhile) and sync dir's parent. */
+/* Rank 0 notes the job's temporary output in the spill directory base
+ * (a file JOB_ID.output holding the path), and forgets it when the job
+ * ends; mr_output_sweep removes what a killed job left. */
+kiln_status mr_output_note_tmp(const char *base, const char *job_id, const char *tmp,
+                               kiln_err *err);
+void mr_output_forget_tmp(const char *base, const char *job_id);
+
+/* After a run (`kiln-mr --sweep BASE`, run on every host by run_job.sh):
+ * remove the temporary outputs noted under BASE (only paths naming a
+ * "._temporary.job_" directory), then BASE itself with every spill below
+ * it. Prints each removal to out. Returns the number of entries it could
+ * not remove. */
+int mr_output_sweep(const char *base, FILE *out);
+
 kiln_status mr_output_commit(const char *tmp, const char *dir, kiln_err *err);
 
 /* Write dir/name with the given bytes, durably. */

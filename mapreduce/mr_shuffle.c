@@ -205,7 +205,9 @@ mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err 
     mr_comm_allreduce_u64(c, g, 2, MPI_SUM);
     if (g[0] > 0 && g[1] == 0)
         sendbuf = kiln_malloc(quota * (size_t)ranks);
+    int64_t round = 0;
     while (g[0] > 0 && g[1] == 0) {
+        mr_job_kill_point(job, MR_PHASE_SHUFFLE, round++);
         for (int d = 0; d < ranks; d++) {
             sdispl[d] = (int)(quota * (size_t)d);
             scount[d] = 0;
