@@ -65,6 +65,7 @@ struct mr_job {
     int fail_rank;
     int kill_rank;
     int kill_phase;              /* mr_phase the kill hook fires in */
+    int kill_stop;               /* the hook stops the rank instead (SIGSTOP) */
     int64_t kill_after;          /* map: records first; shuffle: rounds first */
     int fail_phase;              /* mr_phase, or MR_PHASE_DONE for commit */
     int skew_rank;               /* test: this rank's description differs */

@@ -273,10 +273,11 @@ mr_job_kill_point(mr_job *job, int phase, int64_t step)
     if (job->kill_rank != job->comm.rank || job->kill_phase != phase || step != job->kill_after)
         return;
     static const char *const names[] = {"map", "shuffle", "reduce", "commit"};
-    fprintf(stderr, "kiln-mr: rank %d (%s): test hook kiln.test.kill.rank: killed in the %s "
-            "phase at step %" PRId64 "\n", job->comm.rank, job->comm.host, names[phase], step);
+    fprintf(stderr, "kiln-mr: rank %d (%s): test hook kiln.test.kill.rank: %s in the %s "
+            "phase at step %" PRId64 "\n", job->comm.rank, job->comm.host,
+            job->kill_stop ? "stopped" : "killed", names[phase], step);
     fflush(stderr);
-    raise(SIGKILL);
+    raise(job->kill_stop ? SIGSTOP : SIGKILL);
 }
 
 /* Read the engine's settings. */
@@ -381,6 +382,11 @@ mr_job_settings(mr_job *job, kiln_err *err)
     job->kill_rank = (int)kill_rank;
     job->kill_after = kill_after;
     job->skew_rank = (int)skew_rank;
+    const char *ksig = mr_conf_get(conf, "kiln.test.kill.signal", "kill");
+    if (strcmp(ksig, "kill") != 0 && strcmp(ksig, "stop") != 0)
+        return status_set(err, KILN_INVALID, "kiln.test.kill.signal: '%s' is not kill or stop",
+                          ksig);
+    job->kill_stop = strcmp(ksig, "stop") == 0;
     const char *kphase = mr_conf_get(conf, "kiln.test.kill.phase", "map");
     if (strcmp(kphase, "map") == 0)
         job->kill_phase = MR_PHASE_MAP;

@@ -31,8 +31,11 @@
  * kiln.sampler.points, kiln.progress (true|false), kiln.progress.ms,
  * kiln.job.time (ms since the epoch: the job's clock, for reproducible
  * output), kiln.input.buffer.kb; test hooks kiln.test.fail.rank with
- * kiln.test.fail.phase (map|shuffle|reduce|commit), kiln.test.kill.rank,
- * kiln.test.enospc.rank with kiln.test.enospc.after (the k-th write fails).
+ * kiln.test.fail.phase (map|shuffle|reduce|commit), kiln.test.kill.rank with
+ * kiln.test.kill.phase (map|shuffle), kiln.test.kill.after (the record or
+ * shuffle round it fires at) and kiln.test.kill.signal (kill|stop),
+ * kiln.test.enospc.rank with kiln.test.enospc.after (the k-th write fails),
+ * kiln.test.skew.rank (that rank's job description differs).
  *
  * Thread-safety: one job per process at a time; callbacks run on the
  * calling thread.
