@@ -259,6 +259,7 @@ importtsv_bad(mr_task *t, importtsv_state *st, const char *reason, kiln_err *err
     if (mr_task_sampling(t))
         return KILN_INVALID;
     mr_task_count(t, st->c_bad, 1);
+    mr_task_bad_record(t);
     if (st->skip_bad && st->logged >= IMPORTTSV_LOG_MAX)
         return KILN_OK;
     uint64_t line = 0;

@@ -483,6 +483,7 @@ view_bad(view *v, mr_task *t, const char *reason, kiln_err *err)
     if (mr_task_sampling(t))
         return KILN_OK;
     mr_task_count(t, v->c_bad, 1);
+    mr_task_bad_record(t);
     if (v->skip_bad && v->logged >= VIEW_LOG_MAX)
         return KILN_OK;
     uint64_t line = 0;

@@ -53,6 +53,8 @@ struct mr_job {
     size_t shuffle_bytes;
     size_t merge_factor;
     size_t input_chunk;
+    size_t line_max;             /* kiln.line.max */
+    int all_bad_ok;              /* kiln.bad.records.all.ok */
     mr_run_options run_opt;
     char *tmp_base;              /* kiln.tmp.dir: every rank's spills below it */
     char *local_dir;             /* this rank's spill directory */

@@ -28,6 +28,7 @@
 
 #define MR_DEFAULT_SORT_MB 32.0
 #define MR_DEFAULT_MERGE_FACTOR 32
+#define MR_DEFAULT_LINE_MAX (64 << 20)
 #define MR_SAMPLE_POINTS 1000
 #define MR_SAMPLE_RECORDS_PER_POINT 4
 #define MR_PROGRESS_EVERY 1024
@@ -287,7 +288,7 @@ mr_job_settings(mr_job *job, kiln_err *err)
     mr_conf *conf = job->conf;
     double sort_mb, shuffle_mb;
     int64_t factor, reduces, chunk_kb, progress_ms, fail_rank, kill_rank, kill_after, enospc_rank,
-        enospc_after, skew_rank;
+        enospc_after, skew_rank, line_max;
     int progress;
     kiln_status s = mr_conf_get_double(conf, "kiln.sort.mb", MR_DEFAULT_SORT_MB, &sort_mb, err);
     if (s == KILN_OK)
@@ -314,6 +315,10 @@ mr_job_settings(mr_job *job, kiln_err *err)
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.test.skew.rank", -1, &skew_rank, err);
     if (s == KILN_OK)
+        s = mr_conf_get_long(conf, "kiln.line.max", MR_DEFAULT_LINE_MAX, &line_max, err);
+    if (s == KILN_OK)
+        s = mr_conf_get_bool(conf, "kiln.bad.records.all.ok", 0, &job->all_bad_ok, err);
+    if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.test.enospc.rank", -1, &enospc_rank, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.test.enospc.after", 1, &enospc_after, err);
@@ -332,6 +337,10 @@ mr_job_settings(mr_job *job, kiln_err *err)
     if (chunk_kb < 4 || chunk_kb > 1024 * 1024)
         return status_set(err, KILN_INVALID, "kiln.input.buffer.kb: %" PRId64 " is not in [4, 1048576]",
                           chunk_kb);
+    if (line_max < 1 || line_max > (int64_t)1 << 40)
+        return status_set(err, KILN_INVALID, "kiln.line.max: %" PRId64 " is not in [1, 2^40]",
+                          line_max);
+    job->line_max = (size_t)line_max;
     job->sort_bytes = (size_t)(sort_mb * 1024 * 1024);
     job->shuffle_bytes = (size_t)(shuffle_mb * 1024 * 1024);
     job->merge_factor = (size_t)factor;
@@ -429,6 +438,62 @@ mr_job_list_input(mr_job *job, kiln_err *err)
     return mr_comm_agree(&job->comm, s, err);
 }
 
+/* Rank 0: map over `want` records drawn evenly from the whole of gzip file
+ * `file` (a reservoir, with a fixed seed so every run draws the same). */
+static kiln_status
+mr_job_sample_gzip(mr_job *job, mr_task *t, uint32_t file, size_t want, kiln_err *err)
+{
+    const mr_input_file *f = &job->input.files[file];
+    mr_split sp = {file, 0, f->size};
+    mr_reader *r;
+    kiln_status s = mr_reader_open(f, &sp, 64 * 1024, &r, err);
+    if (s != KILN_OK)
+        return s;
+    mr_reader_set_max_line(r, job->line_max);
+    kbuf *keep = kiln_calloc(want, sizeof *keep);
+    uint64_t *keep_off = kiln_calloc(want, sizeof *keep_off);
+    uint64_t seen = 0, x = 0x9e3779b97f4a7c15ull ^ file;
+    kslice line;
+    uint64_t off;
+    int got;
+    while ((got = mr_reader_next(r, &line, &off, err)) > 0) {
+        size_t slot = want;
+        if (seen < want) {
+            slot = (size_t)seen;
+        } else {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint64_t j = x % (seen + 1);
+            if (j < want)
+                slot = (size_t)j;
+        }
+        seen++;
+        if (slot < want) {
+            buf_reset(&keep[slot]);
+            buf_append(&keep[slot], line.p, line.n);
+            keep_off[slot] = off;
+        }
+    }
+    mr_reader_close(r);
+    if (got < 0)
+        s = err->code != KILN_OK ? err->code : KILN_IO;
+    size_t n = seen < want ? (size_t)seen : want;
+    t->path = f->path;
+    t->file_index = file;
+    for (size_t i = 0; i < n && s == KILN_OK; i++) {
+        kiln_err ignored;
+        status_clear(&ignored);
+        t->offset = keep_off[i];
+        job->map(t, buf_slice(&keep[i]), &ignored);
+    }
+    for (size_t i = 0; i < want; i++)
+        buf_free(&keep[i]);
+    free(keep);
+    free(keep_off);
+    return s;
+}
+
 /* Rank 0: run map over records at sample points, keep the emitted keys. */
 static kiln_status
 mr_job_sample(mr_job *job, kbuf *keys_out, size_t *n_out, kiln_err *err)
@@ -446,11 +511,30 @@ mr_job_sample(mr_job *job, kbuf *keys_out, size_t *n_out, kiln_err *err)
     t.job = job;
     t.kind = MR_TASK_SAMPLE;
     t.samples = keys_out;
+    /* Points per gzip file: it cannot be entered at an offset, so its
+     * records are drawn from the whole of it instead (mr_job_sample_gzip). */
+    size_t *gz_points = kiln_calloc(job->input.n ? job->input.n : 1, sizeof *gz_points);
+    for (size_t i = 0; i < (size_t)points && job->input.total > 0; i++) {
+        uint32_t file;
+        uint64_t off;
+        mr_input_sample_point(&job->input, i, (size_t)points, &file, &off);
+        if (job->input.files[file].gzip)
+            gz_points[file]++;
+    }
+    for (size_t k = 0; k < job->input.n && s == KILN_OK; k++)
+        if (gz_points[k] > 0)
+            s = mr_job_sample_gzip(job, &t, (uint32_t)k, gz_points[k] * MR_SAMPLE_RECORDS_PER_POINT,
+                                   err);
+    free(gz_points);
+    if (s != KILN_OK)
+        return s;
     for (size_t i = 0; i < (size_t)points && job->input.total > 0; i++) {
         uint32_t file;
         uint64_t off;
         mr_input_sample_point(&job->input, i, (size_t)points, &file, &off);
         const mr_input_file *f = &job->input.files[file];
+        if (f->gzip)
+            continue;
         mr_split sp = {file, off, f->size};
         mr_reader *r;
         s = mr_reader_open(f, &sp, 64 * 1024, &r, err);
@@ -511,6 +595,7 @@ mr_job_partitioner(mr_job *job, kiln_err *err)
             }
             kslice *splits = kiln_calloc(job->partitions, sizeof *splits);
             size_t k = mr_partition_pick_splits(v, n, job->partitions, splits);
+            buf_append_be64(&wire, (uint64_t)n);
             buf_append_be32(&wire, (uint32_t)k);
             for (size_t i = 0; i < k; i++) {
                 buf_append_be32(&wire, (uint32_t)splits[i].n);
@@ -527,9 +612,10 @@ mr_job_partitioner(mr_job *job, kiln_err *err)
         return s;
     }
     mr_comm_bcast_buf(&job->comm, &wire, 0);
-    uint32_t k = coding_get_be32(wire.data);
+    uint64_t samples = coding_get_be64(wire.data);
+    uint32_t k = coding_get_be32(wire.data + 8);
     kslice *splits = kiln_calloc(k ? k : 1, sizeof *splits);
-    const uint8_t *p = wire.data + 4;
+    const uint8_t *p = wire.data + 12;
     for (uint32_t i = 0; i < k; i++) {
         uint32_t len = coding_get_be32(p);
         splits[i] = kslice_make(p + 4, len);
@@ -540,6 +626,16 @@ mr_job_partitioner(mr_job *job, kiln_err *err)
         s = mr_partitioner_new_total(job->split_keys, job->n_split_keys, job->partitions,
                                      &job->part, err);
     free(splits);
+    char rep[128];
+    snprintf(rep, sizeof rep, "{\"sampled_keys\":%" PRIu64 ",\"split_keys\":%u,\"partitions\":%u}",
+             samples, k, job->partitions);
+    mr_job_report(job, "sampling", rep);
+    if (s == KILN_OK && k + 1 < job->partitions)
+        mr_job_say(job, "warning: sampling found %" PRIu64 " keys giving %u split key%s for %u "
+                   "partitions: %u partition%s will get no records (too few distinct keys, or "
+                   "records the map rejected; see kiln.sampler.points)", samples, k,
+                   k == 1 ? "" : "s", job->partitions, job->partitions - 1 - k,
+                   job->partitions - 1 - k == 1 ? "" : "s");
     buf_free(&wire);
     return s;
 }
@@ -576,6 +672,7 @@ mr_job_map_phase(mr_job *job, mr_run **mof, kiln_err *err)
         s = mr_reader_open(f, &splits[i], job->input_chunk, &r, err);
         if (s != KILN_OK)
             break;
+        mr_reader_set_max_line(r, job->line_max);
         t.reader = r;
         t.path = f->path;
         t.file_index = splits[i].file;
@@ -592,6 +689,15 @@ mr_job_map_phase(mr_job *job, mr_run **mof, kiln_err *err)
         }
         if (got < 0 && s == KILN_OK)
             s = err->code != KILN_OK ? err->code : KILN_IO;
+        uint64_t first;
+        uint64_t skipped = mr_reader_skipped(r, &first);
+        if (skipped > 0) {
+            mr_counters_add(&job->counters, MR_C_BAD_RECORDS, skipped);
+            mr_task_warn(&t, "%s: %" PRIu64 " line%s longer than kiln.line.max=%zu bytes "
+                         "skipped, the first at byte offset %" PRIu64, f->path, skipped,
+                         skipped == 1 ? "" : "s", job->line_max, first);
+        }
+        records += skipped;
         mr_counters_add(&job->counters, MR_C_MAP_INPUT_RECORDS, records);
         mr_counters_add(&job->counters, MR_C_INPUT_BYTES_READ, mr_reader_progress(r));
         mr_counters_add(&job->counters, MR_C_FILE_BYTES_READ, mr_reader_bytes_read(r));
@@ -610,6 +716,20 @@ mr_job_map_phase(mr_job *job, mr_run **mof, kiln_err *err)
     mr_collector_abandon(col);
     mr_progress_end(&job->progress, done);
     return s;
+}
+
+/* A job whose every input record was bad fails, unless told it may. */
+static kiln_status
+mr_job_check_bad(mr_job *job, kiln_err *err)
+{
+    uint64_t n[2] = {job->counters.v[MR_C_MAP_INPUT_RECORDS], job->counters.v[MR_C_BAD_RECORDS]};
+    mr_comm_allreduce_u64(&job->comm, n, 2, MPI_SUM);
+    if (n[0] == 0 || n[1] < n[0] || job->all_bad_ok)
+        return KILN_OK;
+    return status_set(err, KILN_CORRUPTION,
+                      "every one of the %" PRIu64 " input records was bad (see the warnings above "
+                      "and the Bad input records counter); -D kiln.bad.records.all.ok=true "
+                      "accepts such a job", n[0]);
 }
 
 /* Reduce one partition from its segments. */
@@ -1087,6 +1207,8 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
     mr_run *mof = NULL;
     s = mr_comm_agree(c, mr_job_map_phase(job, &mof, err), err);
     job->t_phase[0] = mr_progress_now() - t0;
+    if (s == KILN_OK)
+        s = mr_job_check_bad(job, err);
     if (s != KILN_OK) {
         mr_run_remove(mof);
         goto done;

@@ -167,6 +167,10 @@ kiln_status mr_task_emit(mr_task *t, kslice key, kslice value, kiln_err *err);
 void *mr_task_state(mr_task *t);
 mr_job *mr_task_job(mr_task *t);
 void mr_task_count(mr_task *t, int counter, uint64_t n);
+/* Map: the current record is bad (the job counts and logs it as it likes).
+ * Counted as "Bad input records"; a job whose every record is bad fails
+ * (unless -D kiln.bad.records.all.ok=true). */
+void mr_task_bad_record(mr_task *t);
 /* 1 while the task is sampling keys for the total-order partitioner: map
  * runs over sample records then, and should skip side effects like logging. */
 int mr_task_sampling(const mr_task *t);

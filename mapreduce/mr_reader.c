@@ -41,7 +41,31 @@ struct mr_reader {
     uint64_t first_off;      /* offset of the split's first record */
     uint64_t base_lines;     /* lines before first_off, once counted */
     int base_known;
+    size_t max_line;         /* longer lines are skipped (0: no limit) */
+    uint64_t skipped;        /* lines skipped for their length */
+    uint64_t skip_off;       /* offset of the first */
 };
+
+void
+mr_reader_set_max_line(mr_reader *r, size_t max)
+{
+    r->max_line = max;
+}
+
+uint64_t
+mr_reader_skipped(const mr_reader *r, uint64_t *first_offset)
+{
+    if (first_offset != NULL)
+        *first_offset = r->skip_off;
+    return r->skipped;
+}
+
+static void
+mr_reader_note_skip(mr_reader *r, uint64_t at)
+{
+    if (r->skipped++ == 0)
+        r->skip_off = at;
+}
 
 kiln_status
 mr_reader_open(const mr_input_file *file, const mr_split *s, size_t chunk, mr_reader **out,
@@ -226,6 +250,26 @@ mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err)
                           ? memchr(r->buf.data + r->scan, '\n', r->buf.len - r->scan)
                           : NULL;
         size_t stop, next;
+        if (nl == NULL && r->max_line > 0 && r->buf.len - r->pos > r->max_line) {
+            /* Over the limit and still no end: drop what is buffered and
+             * read on to the next '\n' without keeping it. */
+            mr_reader_note_skip(r, r->base + r->pos);
+            for (;;) {
+                r->pos = r->scan = r->buf.len;
+                int f = mr_reader_fill(r, err);
+                if (f < 0)
+                    return -1;
+                if (f == 0) {
+                    r->done = 1;
+                    return 0;
+                }
+                nl = memchr(r->buf.data + r->pos, '\n', r->buf.len - r->pos);
+                if (nl != NULL)
+                    break;
+            }
+            r->pos = r->scan = (size_t)(nl - r->buf.data) + 1;
+            return mr_reader_next(r, line, offset, err);
+        }
         if (nl != NULL) {
             stop = (size_t)(nl - r->buf.data);
             next = stop + 1;
@@ -245,6 +289,11 @@ mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err)
         size_t len = stop - r->pos;
         if (len > 0 && r->buf.data[stop - 1] == '\r')
             len--;
+        if (r->max_line > 0 && len > r->max_line) {
+            mr_reader_note_skip(r, r->base + r->pos);
+            r->pos = r->scan = next;
+            return mr_reader_next(r, line, offset, err);
+        }
         *line = kslice_make(r->buf.data + r->pos, len);
         *offset = r->base + r->pos;
         if (r->records++ == 0)

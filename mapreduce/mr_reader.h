@@ -33,6 +33,14 @@ void mr_reader_close(mr_reader *r);   /* r may be NULL */
  * stream, naming the file). */
 int mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err);
 
+/* Lines longer than max bytes (default: unbounded) are not records: the
+ * reader skips them without holding them in memory, counts them and notes
+ * the offset of the first. */
+void mr_reader_set_max_line(mr_reader *r, size_t max);
+/* Lines skipped for their length so far; *first_offset (may be NULL) the
+ * offset of the first. */
+uint64_t mr_reader_skipped(const mr_reader *r, uint64_t *first_offset);
+
 /* 1-based line number in the file of the record last returned. Counts the
  * lines before the split on first use (reads the file up to it), so it is
  * meant for error reports. */

@@ -58,6 +58,12 @@ mr_task_count(mr_task *t, int counter, uint64_t n)
     mr_counters_add(&t->job->counters, counter, n);
 }
 
+void
+mr_task_bad_record(mr_task *t)
+{
+    mr_task_count(t, MR_C_BAD_RECORDS, 1);
+}
+
 int
 mr_task_sampling(const mr_task *t)
 {
