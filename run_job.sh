@@ -41,8 +41,9 @@ machine or on the hosts of a hostfile.
 
 Options:
   -n, --np NP          number of ranks (default: the slots of --hostfile or
-                       --host, else the number of cores, $(cores) here); more
-                       ranks than slots are oversubscribed
+                       --host, else SLURM_NTASKS in a Slurm allocation, else
+                       the number of cores, $(cores) here); more ranks than
+                       slots are oversubscribed
   --hostfile FILE      Open MPI hostfile ("host slots=N" lines) to run on
                        several machines; the checkout, the inputs and the
                        output's parent must be on a file system every host
@@ -172,6 +173,10 @@ if [ -n "$hostfile" ]; then
 elif [ -n "$hosts" ]; then
   slots=$(host_list_slots "$hosts")
   [ "$slots" -gt 0 ] || die 64 "--host '$hosts' names no host"
+  remote=1
+elif [ -n "${SLURM_JOB_ID:-}" ] && [ -n "${SLURM_NTASKS:-}" ]; then
+  # Inside a Slurm allocation mpirun takes its hosts from Slurm.
+  slots=$SLURM_NTASKS
   remote=1
 fi
 if [ -z "$np" ]; then

@@ -4,7 +4,7 @@
 # exact command to run. Safe to run repeatedly: it does nothing when all is there.
 set -euo pipefail
 
-PKGS=(build-essential pkg-config clang libclang-rt-14-dev
+PKGS=(build-essential pkg-config clang libclang-rt-14-dev python3-protobuf protobuf-compiler
       libopenmpi-dev openmpi-bin
       libsnappy-dev libcmocka-dev zlib1g-dev libzstd-dev liblz4-dev
       curl redis-tools python3)
