@@ -989,6 +989,27 @@ mr_job_report_json(mr_job *job, kbuf *out)
     buf_append(out, "}\n", 2);
 }
 
+/* Rank 0: how evenly the partitions were fed (each one's count is in
+ * _job.json). */
+static void
+mr_job_print_partitions(const mr_job *job)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, sum = 0;
+    uint32_t empty = 0;
+    for (uint32_t p = 0; p < job->partitions; p++) {
+        uint64_t r = job->part_records[p];
+        lo = r < lo ? r : lo;
+        hi = r > hi ? r : hi;
+        sum += r;
+        empty += r == 0;
+    }
+    fprintf(stderr, "Partitions: %u, reduce input records per partition: min %" PRIu64
+            ", mean %" PRIu64 ", max %" PRIu64 "%s", job->partitions, lo,
+            job->partitions ? sum / job->partitions : 0, hi, empty ? "" : "\n");
+    if (empty)
+        fprintf(stderr, " (%u partition%s got none)\n", empty, empty == 1 ? "" : "s");
+}
+
 static kiln_status
 mr_job_commit(mr_job *job, kiln_err *err)
 {
@@ -1251,6 +1272,7 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
                    mr_progress_now() - job->t_start);
         if (c->rank == 0) {
             mr_counters_print(&job->counters, stderr);
+            mr_job_print_partitions(job);
             mr_job_warn_unused(job);
         }
     }

@@ -281,6 +281,15 @@ check "a host without the input: the error names h2 and the file" \
   grep -q "host h2 lacks the input file $W/tsv/users.tsv" "$W/job.err"
 sed -i "\\|$W/empty|d" "$CLUSTER/h2/binds"
 
+# A host without the program (its view of build/bin is empty).
+mkdir -p "$W/nobin"
+cluster_bind h3 "$W/nobin" "$ROOT/$BUILD/bin"
+on3 "$W/nobin-out" wordcount --input "$W/text"
+check "a host without kiln-mr: non-zero exit, no output" test "$rc" -ne 0 -a ! -e "$W/nobin-out"
+check "a host without kiln-mr: the error names h3 and the program" \
+  grep -qE "(host|Node:) *h3|h3.*kiln-mr|kiln-mr.*h3" "$W/job.err"
+sed -i "\\|$W/nobin|d" "$CLUSTER/h3/binds"
+
 # An output in a host-local directory: other hosts cannot see it.
 on3 /tmp/local-out wordcount --input "$W/text"
 check "an output outside the shared file system: refused, naming a host" \
