@@ -183,7 +183,7 @@ $(BIN)/kiln-bench: $(BUILD)/obj/bench/kiln_bench.o $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/obj/bench/kiln_bench.o: CPPFLAGS += -I../shared/bench/peers/rocksdb_bench -Ibench
+$(BUILD)/obj/bench/kiln_bench.o: CPPFLAGS += -Ibench
 
 # The region store on the same dataset: load, rollback, Get and Scan through regions.
 BENCH_PROGRAMS += $(BIN)/kiln-store-bench
@@ -191,7 +191,7 @@ $(BIN)/kiln-store-bench: $(BUILD)/obj/bench/store_bench.o $(BULKLOAD_LIB) $(STOR
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/obj/bench/store_bench.o: CPPFLAGS += -I../shared/bench/peers/rocksdb_bench -Ibench
+$(BUILD)/obj/bench/store_bench.o: CPPFLAGS += -Ibench
 
 bench: all $(BENCH_PROGRAMS)
 
