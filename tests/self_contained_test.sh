@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # self_contained_test.sh -- the checkout builds and tests on its own: no tracked
-# file outside the documentation (*.md) reads from a tree beside it (../shared)
-# or from an absolute path of one machine (/work/...). The one exception is the
+# file outside the documentation (*.md) reads from the "shared" tree beside it
+# or from an absolute path of one machine (under /work). The one exception is the
 # peer benchmarks' default peer directory, on the lines of scripts/bench.sh and
 # bench/server_bench.sh that name KILN_PEERS (the option that overrides it).
 # Also: the HBase vectors the tests read are tracked and match the SHA-256 sums
@@ -15,7 +15,10 @@ failed=0
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-# The patterns are spelled in pieces so that this file does not match them.
+# The patterns are spelled in pieces so that this file, which is tracked and
+# checked like any other, does not match them.
+SIBLING_TEXT=..'/'shared
+ABSOLUTE_TEXT=/work'/'
 SIBLING='\.\./'"shared"
 ABSOLUTE='/'"work/"
 ALLOWED='^(scripts/bench\.sh|bench/server_bench\.sh):[0-9]+:.*KILN_PEERS'
@@ -32,10 +35,10 @@ if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     exit 1
 fi
 
-# 1. Nothing reads ../shared.
+# 1. Nothing reads the sibling tree.
 out=$(refs . "$SIBLING")
 if [ -z "$out" ]; then
-    ok "no tracked file reads ../shared"
+    ok "no tracked file reads $SIBLING_TEXT"
 else
     bad "tracked files read a tree beside the checkout:"
     echo "$out" | sed 's/^/    /'
@@ -44,9 +47,9 @@ fi
 # 2. Nothing names one machine's absolute paths.
 out=$(refs . "$ABSOLUTE")
 if [ -z "$out" ]; then
-    ok "no tracked file names an absolute /work path"
+    ok "no tracked file names an absolute $ABSOLUTE_TEXT path"
 else
-    bad "tracked files name absolute /work paths:"
+    bad "tracked files name absolute $ABSOLUTE_TEXT paths:"
     echo "$out" | sed 's/^/    /'
 fi
 
@@ -70,14 +73,14 @@ trap 'rm -rf "$plant"' EXIT
 (
     cd "$plant" && git init -q . &&
     mkdir -p tests scripts &&
-    printf '#define D "%s/testdata/x"\n' "..""/shared" >tests/t.c &&
-    printf 'PEERS=${KILN_PEERS:-%s/bench/peers}\n' "..""/shared" >scripts/bench.sh &&
-    printf 'see %s/bench\n' "..""/shared" >notes.md &&
+    printf '#define D "%s/testdata/x"\n' "$SIBLING_TEXT" >tests/t.c &&
+    printf 'PEERS=${KILN_PEERS:-%s/bench/peers}\n' "$SIBLING_TEXT" >scripts/bench.sh &&
+    printf 'see %s/bench\n' "$SIBLING_TEXT" >notes.md &&
     git add . && git -c user.name=t -c user.email=t@t commit -q -m plant
 ) || bad "could not make the planted checkout"
 found=$(refs "$plant" "$SIBLING")
 if [ "$(printf '%s\n' "$found" | grep -c .)" = 1 ] && printf '%s' "$found" | grep -q '^tests/t\.c:1:'; then
-    ok "a planted ../shared reference is found, with its file and line"
+    ok "a planted $SIBLING_TEXT reference is found, with its file and line"
 else
     bad "planted reference: want exactly tests/t.c:1, got: ${found:-nothing}"
 fi
