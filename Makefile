@@ -3,7 +3,7 @@
 # layering: storage/ at the bottom, mapreduce/ and jobs/ above it with MPI,
 # bulkload/ and serving/ above storage/ without MPI.
 #
-#   make                      build everything into build/
+#   make                      install missing packages (scripts/deps.sh), build everything into build/
 #   make test                 build and run the whole test suite
 #   make SANITIZER=address    the same suite under ASan (also: undefined, thread)
 #   make bench                build the benchmark programs
@@ -72,7 +72,10 @@ $(BUILD)/lib/%.a:
 # Objects under mapreduce/ and jobs/ (and their tests) see MPI.
 $(BUILD)/obj/mapreduce/%.o $(BUILD)/obj/jobs/%.o $(BUILD)/obj/tests/mapreduce/%.o: CC := $(MPICC)
 
-$(BUILD)/obj/%.o: %.c
+# Every compile waits for `deps` (order-only: it never makes a target out of
+# date), so that on a fresh machine the packages are in before the first
+# header is looked for, whatever -j says.
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -160,7 +163,7 @@ demo: deps all
 FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_STORAGE_SRCS := $(call lib_srcs,storage)
 
-$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*.h)
+$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*.h) | deps
 	@mkdir -p $(dir $@)
 	$(FUZZCC) -std=c11 -g -O1 -I. -D_GNU_SOURCE -DKILN_VERSION='"$(VERSION)"' \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(FUZZ_EXTRA_FLAGS) \
@@ -183,7 +186,7 @@ $(BIN)/kiln-bench: $(BUILD)/obj/bench/kiln_bench.o $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/obj/bench/kiln_bench.o: CPPFLAGS += -I../shared/bench/peers/rocksdb_bench -Ibench
+$(BUILD)/obj/bench/kiln_bench.o: CPPFLAGS += -Ibench
 
 # The region store on the same dataset: load, rollback, Get and Scan through regions.
 BENCH_PROGRAMS += $(BIN)/kiln-store-bench
@@ -191,7 +194,7 @@ $(BIN)/kiln-store-bench: $(BUILD)/obj/bench/store_bench.o $(BULKLOAD_LIB) $(STOR
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/obj/bench/store_bench.o: CPPFLAGS += -I../shared/bench/peers/rocksdb_bench -Ibench
+$(BUILD)/obj/bench/store_bench.o: CPPFLAGS += -Ibench
 
 bench: all $(BENCH_PROGRAMS)
 

@@ -1,6 +1,6 @@
 /* kiln_bench.c -- kiln-bench: Kiln's side of the serving benchmarks. It takes
  * the commands, arguments and defaults of the RocksDB anchor harness
- * (shared/bench/peers/rocksdb_bench/rbench.c), uses the same rows (dataset.h)
+ * (rocksdb_bench/rbench.c of the peers), uses the same rows (bench/dataset.h)
  * and prints the same key=value fields, so that one script can run both in
  * turn and compare medians. Row i of the dataset is one HBase cell: row = the
  * 16-byte dataset key, family "f", qualifier "v", timestamp KILN_BENCH_TS, Put,

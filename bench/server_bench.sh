@@ -2,9 +2,10 @@
 # server_bench.sh -- kiln-server beside redis-server on the same machine, same
 # tools, same data, in one run. The Kiln side serves 10M rows (two tables:
 # "rkeys" with redis-benchmark's key form and the values of the Redis peer's
-# gen_resp.py, and "bench" with the shared dataset of rocksdb_bench/dataset.h);
-# redis-server is loaded by ../shared/bench/peers/redis_bench/gen_resp.py with
-# the same rows. Measured, alternating Kiln and Redis run by run (A B A B):
+# gen_resp.py, and "bench" with the dataset of bench/dataset.h); redis-server
+# is loaded by PEERS/redis_bench/gen_resp.py with the same rows (without it
+# only Kiln runs and the Kiln/Redis ratios read nan). Measured, alternating
+# Kiln and Redis run by run (A B A B):
 #   - redis-benchmark GET, 50 clients, pipeline 1 and 16, random existing keys;
 #   - HTTP Gets of random existing rows with wrk (50 connections,
 #     bench/server_get.lua), and 100-row HTTP scans (bench/server_scan.lua);
@@ -18,10 +19,12 @@
 #
 #   bench/server_bench.sh [--rows N] [--runs R] [--dir DIR] [--threads T]
 #                         [--cache-mb M] [--row-cache-mb M] [--secs S] [--soak S]
+#                         [--peers PEERS]
 #
 # Defaults: 10M rows, 3 runs, data in $BENCH_DIR or /tmp/kiln-server-bench,
-# 2 threads, 8192 MiB cache (5120 for rows), wrk runs of 20 s, no soak. Logs
-# and summary.txt go to build/bench-results/server-<time>/.
+# 2 threads, 8192 MiB cache (5120 for rows), wrk runs of 20 s, no soak, PEERS
+# $KILN_PEERS or ../shared/bench/peers (relative to the repository). Logs and
+# summary.txt go to build/bench-results/server-<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -37,7 +40,7 @@ SOAK=0
 HPORT=${HPORT:-18480}
 KPORT=${KPORT:-16480}
 RPORT=${RPORT:-6480}
-PEER=../shared/bench/peers/redis_bench
+PEERS=${KILN_PEERS:-../shared/bench/peers}
 
 usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
     --row-cache-mb) ROW_MB=$2; shift 2 ;;
     --secs) SECS=$2; shift 2 ;;
     --soak) SOAK=$2; shift 2 ;;
+    --peers) PEERS=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "server_bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
@@ -57,6 +61,14 @@ done
 for v in "$ROWS" "$RUNS" "$THREADS" "$CACHE_MB" "$ROW_MB" "$SECS" "$SOAK"; do
     case $v in '' | *[!0-9]*) echo "server_bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
 done
+
+GEN_RESP=$PEERS/redis_bench/gen_resp.py
+REDIS=1
+if [ ! -f "$GEN_RESP" ]; then
+    echo "server_bench.sh: Redis harness not found: $GEN_RESP (give --peers DIR or KILN_PEERS);" \
+        "running kiln-server only" >&2
+    REDIS=0
+fi
 
 echo "== build" >&2
 scripts/deps.sh --bench
@@ -66,7 +78,7 @@ LOG=$ROOT/build/bench-results/server-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$LOG" "$DIR"
 {
     echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK dir=$DIR"
-    echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r); $(redis-server --version | cut -d' ' -f3)"
+    echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r); redis $([ $REDIS = 1 ] && redis-server --version | cut -d' ' -f3 || echo none)"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$LOG/params.txt"
 
@@ -105,14 +117,16 @@ done | awk '{ s += $1 } END { print s }')
 echo "index_and_bloom_bytes=$INDEX_BYTES" | tee -a "$LOG/params.txt"
 
 # ---------------------------------------------------------------- servers
-echo "== redis-server (port $RPORT), $ROWS keys" >&2
-redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no \
-    --logfile "$LOG/redis-server.log" &
-RPID=$!
-sleep 1
-redis-cli -p "$RPORT" flushall >/dev/null
-python3 "$PEER/gen_resp.py" "$ROWS" | redis-cli -p "$RPORT" --pipe >"$LOG/redis-load.log"
-redis-cli -p "$RPORT" info memory | grep -E '^used_memory(_rss)?:' | tee -a "$LOG/params.txt"
+if [ $REDIS = 1 ]; then
+    echo "== redis-server (port $RPORT), $ROWS keys" >&2
+    redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no \
+        --logfile "$LOG/redis-server.log" &
+    RPID=$!
+    sleep 1
+    redis-cli -p "$RPORT" flushall >/dev/null
+    python3 "$GEN_RESP" "$ROWS" | redis-cli -p "$RPORT" --pipe >"$LOG/redis-load.log"
+    redis-cli -p "$RPORT" info memory | grep -E '^used_memory(_rss)?:' | tee -a "$LOG/params.txt"
+fi
 
 echo "== kiln-server (http $HPORT, resp $KPORT)" >&2
 "$B/kiln-server" --data "$D" --listen "127.0.0.1:$HPORT" --resp-listen "127.0.0.1:$KPORT" \
@@ -156,6 +170,7 @@ cat "$LOG/warm.log" "$LOG/warm-count.log" >&2
 KDB=1
 for k in key:000000000000 key:000000123456 "key:$(printf %012d $((ROWS - 1)))"; do
     a=$(redis-cli -p "$KPORT" -n $KDB get "$k")
+    [ $REDIS = 1 ] || { [ -n "$a" ] || { echo "server_bench.sh: $k: kiln has no value" >&2; exit 1; }; continue; }
     b=$(redis-cli -p "$RPORT" get "$k")
     if [ -z "$a" ] || [ "$a" != "$b" ]; then
         echo "server_bench.sh: $k: kiln '$a' != redis '$b'" >&2
@@ -174,6 +189,7 @@ for r in $(seq "$RUNS"); do
         n=2000000
         [ "$P" = 16 ] && n=8000000
         for sys in kiln redis; do
+            [ $sys = redis ] && [ $REDIS = 0 ] && continue
             port=$KPORT
             [ $sys = redis ] && port=$RPORT
             line=$(RB "$port" "$P" "$n")

@@ -50,6 +50,9 @@ def main():
             res[(name, P)] = tuple(med([float(r[i].strip('"')) for r in sel]) for i in (4, 7, 9))
             print("  %-6s %-5s %12.0f %8.3f %8.3f" % ((P, name) + res[(name, P)]))
         k, r = res[("kiln", P)], res[("redis", P)]
+        if r[0] != r[0]:   # nan: a run without the Redis peer
+            print("  P%-5s no Redis runs (peer harness absent): no ratio" % P)
+            continue
         print("  P%-5s kiln/redis ops/s %.2fx (goal >= 1.0x), p99 %.3f vs %.3f ms (%s)" %
               (P, k[0] / r[0], k[2], r[2], "no worse" if k[2] <= r[2] else "WORSE"))
     http = [l.strip().split(",") for l in open(os.path.join(log, "http.csv")) if l.strip()]

@@ -4,8 +4,8 @@
 Writes JOBDIR/f/part-r-NNNNN HFiles (through `kiln hfile write`, snappy, 4 KiB
 blocks, row bloom), JOBDIR/_splits and JOBDIR/_SUCCESS for N rows whose keys are
 what redis-benchmark asks for with -r N ("key:%012d") and whose 100-byte values
-are those of ../shared/bench/peers/redis_bench/gen_resp.py, so that Kiln and
-redis-server hold the same keys and bytes. --data-version V (default 0) changes
+are those of the Redis peer's redis_bench/gen_resp.py (see server_bench.sh
+--peers), so that Kiln and redis-server hold the same keys and bytes. --data-version V (default 0) changes
 every value (a 'v' field), so that a second load is a real new version.
 
   bench/server_gen.py KILN JOBDIR N [--regions R] [--data-version V]

@@ -1,5 +1,5 @@
 -- server_get.lua -- wrk script: HTTP Gets of random existing rows of the shared
--- dataset (../shared/bench/peers/rocksdb_bench/dataset.h) in table "bench":
+-- dataset (bench/dataset.h) in table "bench":
 -- row i is the 16-byte key big-endian uid = 1000000 + 2*(i/10), then big-endian
 -- UINT64_MAX - ts with ts = 1700000000 - 60*(i%10), percent-encoded in the path.
 --   wrk -t2 -c50 -d20s --latency -s bench/server_get.lua http://127.0.0.1:8080 -- N

@@ -1,5 +1,5 @@
 /* store_bench.c -- kiln-store-bench: the region store on the shared dataset
- * (rocksdb_bench/dataset.h): writes the dataset as a job's output split into
+ * (bench/dataset.h): writes the dataset as a job's output split into
  * R regions, times `kiln load` (bulkload_run) and rollback, and runs Gets and
  * 100-row Scans through the store (store_view: routing, blooms, the merge,
  * row assembly) with kiln-bench's streams, checks and key=value output, so the

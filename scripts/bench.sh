@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# bench.sh -- Kiln against RocksDB on the shared serving dataset
-# (../shared/bench/peers/rocksdb_bench/dataset.h): one sorted file written by
-# kiln-bench (HFile, hfile_writer) and by rbench (SST, SstFileWriter), then
-# random Gets, missing-key Gets and 100-row scans on each. The two run
-# alternately (Kiln, RocksDB, Kiln, RocksDB, ...) so that drift on the machine
-# hits both alike, and the summary prints medians and Kiln/RocksDB ratios.
+# bench.sh -- Kiln against RocksDB on the serving dataset (bench/dataset.h):
+# one sorted file written by kiln-bench (HFile, hfile_writer) and by rbench
+# (SST, SstFileWriter), then random Gets, missing-key Gets and 100-row scans on
+# each. The two run alternately (Kiln, RocksDB, Kiln, RocksDB, ...) so that
+# drift on the machine hits both alike, and the summary prints medians and
+# Kiln/RocksDB ratios. rbench is built from PEERS/rocksdb_bench; without it
+# only Kiln runs (and the ratios read n/a).
 #
 #   scripts/bench.sh [--rows N] [--runs R] [--ops K] [--scan-ops K] [--dir DIR]
+#                    [--peers PEERS]
 #   scripts/bench.sh --summarize LOGDIR     (summary of an earlier run's logs)
 #
 # Defaults: 10M rows, 3 runs, 2M Gets per thread, 200k scans, data in
-# $BENCH_DIR or /tmp/kiln-bench. Logs go to build/bench-results/<time>/.
+# $BENCH_DIR or /tmp/kiln-bench, PEERS $KILN_PEERS or ../shared/bench/peers
+# (relative to the repository). Logs go to build/bench-results/<time>/.
 # "ratio" is the ratio of the medians; "paired" the median of the per-run
 # ratios (each Kiln run against the RocksDB run right after it), which drift
 # on a shared machine disturbs less.
@@ -22,10 +25,10 @@ RUNS=3
 OPS=2000000
 SCAN_OPS=200000
 DIR=${BENCH_DIR:-/tmp/kiln-bench}
-PEER_SRC=../shared/bench/peers/rocksdb_bench
+PEERS=${KILN_PEERS:-../shared/bench/peers}
 
 usage() {
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
 }
 SUMMARIZE=
 
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
     --ops) OPS=$2; shift 2 ;;
     --scan-ops) SCAN_OPS=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
+    --peers) PEERS=$2; shift 2 ;;
     --summarize) SUMMARIZE=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
@@ -47,16 +51,18 @@ done
 
 # values NAME SYS KEY: the KEY= values of the result lines (write/get/scan ...).
 values() {
+    [ -f "$LOG/$1.$2.log" ] || return 0
     { grep -E '^(write|get|scan) ' "$LOG/$1.$2.log" || true; } | tr ' ' '\n' | sed -n "s/^$3=//p"
 }
 rss() {
+    [ -f "$LOG/$1.$2.log" ] || return 0
     sed -n 's/^peak_rss_kb=//p' "$LOG/$1.$2.log" | awk '{ printf "%.0f\n", $1 / 1024 }'
 }
 median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
 }
 # paired NAME KEY: median over runs of kiln/rocksdb for run i.
 paired() {
@@ -101,7 +107,7 @@ summary() {
     m=$(ratio "$(values missing_warm_t1 kiln ops_per_s | median)" "$(values missing_warm_t1 rocksdb ops_per_s | median)")
     gp=$(values get_warm_t1 kiln p99_us | median)
     sp=$(values scan_warm_t1 kiln p99_us | median)
-    verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { ok = (d == "ge") ? (v + 0 >= t) : (v + 0 <= t); print ok ? "met" : "MISSED" }'; }
+    verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { if (v == "n/a" || v == "nan") { print "-"; exit } ok = (d == "ge") ? (v + 0 >= t) : (v + 0 <= t); print ok ? "met" : "MISSED" }'; }
     echo "  write >= 1.3x RocksDB:              $w  $(verdict "$w" 1.3 ge)"
     echo "  get warm >= 1.5x RocksDB:           $g  $(verdict "$g" 1.5 ge)"
     echo "  get warm p99 <= 4 us:               $gp  $(verdict "$gp" 4 le)"
@@ -116,18 +122,30 @@ if [ -n "$SUMMARIZE" ]; then
 fi
 
 echo "== build" >&2
-scripts/deps.sh --bench
+PEER_SRC=$PEERS/rocksdb_bench
+RB=
+if [ -f "$PEER_SRC/rbench.c" ] && [ -f "$PEER_SRC/Makefile" ]; then
+    scripts/deps.sh --bench
+else
+    echo "bench.sh: RocksDB harness not found: $PEER_SRC/rbench.c (give --peers DIR or KILN_PEERS);" \
+        "running Kiln only" >&2
+    scripts/deps.sh
+fi
 make -j2 bench >&2
-PEER=build/peers/rocksdb_bench
-mkdir -p "$PEER"
-cp "$PEER_SRC/rbench.c" "$PEER_SRC/dataset.h" "$PEER_SRC/Makefile" "$PEER/"
-make -C "$PEER" rbench >&2
+if [ -f "$PEER_SRC/rbench.c" ]; then
+    # The peer builds outside the tree's sources, on the same rows as Kiln.
+    PEER=build/peers/rocksdb_bench
+    mkdir -p "$PEER"
+    cp "$PEER_SRC/rbench.c" "$PEER_SRC/Makefile" "$PEER/"
+    cp bench/dataset.h "$PEER/"
+    make -C "$PEER" rbench >&2
+    RB=$PEER/rbench
+fi
 KB=build/bin/kiln-bench
-RB=$PEER/rbench
 
 LOG=build/bench-results/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$LOG" "$DIR"
-echo "rows=$ROWS runs=$RUNS ops=$OPS scan_ops=$SCAN_OPS dir=$DIR logs=$LOG" | tee "$LOG/params.txt"
+echo "rows=$ROWS runs=$RUNS ops=$OPS scan_ops=$SCAN_OPS dir=$DIR logs=$LOG rocksdb=${RB:-none}" | tee "$LOG/params.txt"
 echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r)" >>"$LOG/params.txt"
 
 # timed NAME SYSTEM CMD...: run CMD, append its output and its peak RSS
@@ -144,14 +162,17 @@ timed() {
 for r in $(seq "$RUNS"); do
     rm -f "$DIR/kiln.hfile" "$DIR/base.sst"
     timed write kiln "$KB" write "$DIR/kiln.hfile" "$ROWS"
-    timed write rocksdb "$RB" write "$DIR/base.sst" "$ROWS"
+    [ -z "$RB" ] || timed write rocksdb "$RB" write "$DIR/base.sst" "$ROWS"
 done
-du -b "$DIR/kiln.hfile" "$DIR/base.sst" >"$LOG/file_sizes.txt"
-
-# RocksDB reads from a DB: ingest the SST (hard link, move_files) once.
-rm -rf "$DIR/db"
-ln -f "$DIR/base.sst" "$DIR/mv.sst"
-"$RB" ingest "$DIR/db" "$DIR/mv.sst" >"$LOG/ingest.rocksdb.log"
+if [ -n "$RB" ]; then
+    du -b "$DIR/kiln.hfile" "$DIR/base.sst" >"$LOG/file_sizes.txt"
+    # RocksDB reads from a DB: ingest the SST (hard link, move_files) once.
+    rm -rf "$DIR/db"
+    ln -f "$DIR/base.sst" "$DIR/mv.sst"
+    "$RB" ingest "$DIR/db" "$DIR/mv.sst" >"$LOG/ingest.rocksdb.log"
+else
+    du -b "$DIR/kiln.hfile" >"$LOG/file_sizes.txt"
+fi
 
 # ---------------------------------------------------------------- reads
 # name | command | options shared by both harnesses
@@ -168,6 +189,7 @@ for r in $(seq "$RUNS"); do
         [ -n "$name" ] || continue
         # shellcheck disable=SC2086
         timed "$name" kiln "$KB" "$cmd" "$DIR/kiln.hfile" "$ROWS" $opts
+        [ -n "$RB" ] || continue
         # shellcheck disable=SC2086
         timed "$name" rocksdb "$RB" "$cmd" "$DIR/db" "$ROWS" --readonly $opts
     done <<<"$READS"

@@ -18,9 +18,13 @@ for arg in "$@"; do
   esac
 done
 
+# One dpkg-query for all of them: every compile waits for this script, so a
+# rebuild with nothing missing should cost it next to nothing.
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PKGS[@]}" 2>/dev/null |
+            awk '/ install ok installed$/ { print $1 }' || true)
 missing=()
 for p in "${PKGS[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  if ! grep -qxF -- "$p" <<<"$installed"; then
     missing+=("$p")
   fi
 done

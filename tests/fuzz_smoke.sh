@@ -11,8 +11,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
 [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$work/corpus/" 2>/dev/null
-# HFile targets also start from the real HBase-written vectors.
-case "$name" in *hfile*) cp ../shared/testdata/hbase/*.hfile "$work/corpus/" 2>/dev/null ;; esac
+# HFile targets also start from the real HBase-written vectors (tests/data/hbase);
+# their absence is a failure, not a smaller corpus.
+case "$name" in *hfile*)
+  if ! cp tests/data/hbase/*.hfile "$work/corpus/"; then
+    echo "HBase vectors missing: tests/data/hbase/*.hfile"
+    echo "fuzz: 0 passed, 1 failed"
+    exit 1
+  fi ;;
+esac
 passed=0; failed=0
 if [ -d "fuzz/regressions/$name" ]; then
   for f in fuzz/regressions/"$name"/*; do

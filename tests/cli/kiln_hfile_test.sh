@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kiln_hfile_test.sh -- end-to-end tests of `kiln hfile dump|meta|check|write`
 # and of the client's usage handling, against the HBase-written vectors in
-# ../shared/testdata/hbase. Expected dumps of the NONE-encoded vectors are
+# tests/data/hbase. Expected dumps of the NONE-encoded vectors are
 # SHA-256 sums of dumps made by an independent decoder; the FAST_DIFF vectors
 # are held to their cell counts, their FileInfo/index first and last keys and
 # the round trip. Round trips shuffle their input with a seed that is printed
@@ -12,7 +12,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 KILN=$BUILD/bin/kiln
-TD=${KILN_TESTDATA:-$ROOT/../shared/testdata/hbase}
+TD=${KILN_TESTDATA:-$ROOT/tests/data/hbase}
 SEED=${SEED:-$RANDOM}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -28,6 +28,18 @@ if [ ! -x "$KILN" ]; then
     echo "0 passed, 1 failed"
     exit 1
 fi
+# The vectors are part of the checkout: a missing one is a failure, not a skip.
+for v in hbase264_none_rowbloom_10cells hbase264_none_rowbloom_15blocks \
+         rsflush_none_rowbloom_3cells rsflush_none_deletefamily_dfbloom \
+         hbase264_snappy_tags_rowbloom hbase264_zstd_tags_39blocks \
+         hbase264_gz_tags_rowbloom hbase264_gz_fastdiff_tags_rowbloom \
+         hbase264_none_fastdiff_tags_rowbloom; do
+    if [ ! -f "$TD/$v.hfile" ]; then
+        echo "FAIL: test vector missing: $TD/$v.hfile"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+done
 
 # run CMD...: stdout to $T/out, stderr to $T/err, exit code to $rc.
 run() {

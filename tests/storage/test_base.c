@@ -21,7 +21,7 @@
 #include "storage/env.h"
 #include "storage/status.h"
 
-#define TESTDATA "../shared/testdata/hbase/"
+#define TESTDATA "tests/data/hbase/"
 
 static uint64_t rng_state;
 

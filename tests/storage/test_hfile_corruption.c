@@ -1,7 +1,7 @@
 /* test_hfile_corruption.c -- damaged HFiles give a clean error, never a crash,
  * a hang, a leak or a wrong answer.
  *
- * Each HBase vector (../shared/testdata/hbase) is copied to a temp file and
+ * Each HBase vector (tests/data/hbase) is copied to a temp file and
  * damaged: single bytes flipped (every byte of the small files, a strided
  * sample of the big ones), the file truncated at many lengths, ranges zeroed.
  * Then open, full iteration both ways, seeks, bloom checks and
@@ -33,7 +33,7 @@
 #include "storage/hfile_format.h"
 #include "storage/hfile_reader.h"
 
-#define TESTDATA "../shared/testdata/hbase/"
+#define TESTDATA "tests/data/hbase/"
 
 static const char *const vector_names[] = {
     "hbase264_none_rowbloom_10cells.hfile",     "hbase264_none_rowbloom_15blocks.hfile",

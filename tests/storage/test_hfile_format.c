@@ -23,7 +23,7 @@
 #include "storage/hfile_format.h"
 #include "storage/status.h"
 
-#define TESTDATA "../shared/testdata/hbase/"
+#define TESTDATA "tests/data/hbase/"
 #define VEC10 TESTDATA "hbase264_none_rowbloom_10cells.hfile"
 #define VEC15 TESTDATA "hbase264_none_rowbloom_15blocks.hfile"
 

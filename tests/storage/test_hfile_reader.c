@@ -1,5 +1,5 @@
 /* test_hfile_reader.c -- the HFile reader against real HBase-written files
- * (../shared/testdata/hbase, relative to the repository root), against
+ * (tests/data/hbase, relative to the repository root), against
  * files Kiln's writer makes with deep indexes and every codec and bloom, and
  * the block decoders (PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1) against encoders
  * written here from HBase's format. Also the format decoders: trailer,
@@ -32,7 +32,7 @@
 #include "storage/hfile_reader.h"
 #include "storage/hfile_writer.h"
 
-#define TESTDATA "../shared/testdata/hbase/"
+#define TESTDATA "tests/data/hbase/"
 
 static uint64_t rng_state;
 

@@ -30,7 +30,7 @@
 #include "storage/hfile_writer.h"
 #include "storage/status.h"
 
-#define TESTDATA "../shared/testdata/hbase/"
+#define TESTDATA "tests/data/hbase/"
 
 static uint64_t rng_state;
 static char tmp_dir[64];
