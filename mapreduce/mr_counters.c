@@ -38,6 +38,7 @@ static const struct {
     [MR_C_OUTPUT_BYTES_WRITTEN] = {"File Output Format Counters", "Bytes Written",
                                    MR_COUNTER_SUM},
     [MR_C_BAD_RECORDS] = {"Map-Reduce Framework", "Bad input records", MR_COUNTER_SUM},
+    [MR_C_REDUCE_PREMERGES] = {"Map-Reduce Framework", "Reduce pre-merge passes", MR_COUNTER_SUM},
 };
 
 static int

@@ -19,6 +19,8 @@
 #include "mapreduce/mr_run.h"
 #include "mapreduce/mr_sortbuf.h"
 
+typedef enum mr_kill_how { MR_KILL_SIGKILL, MR_KILL_STOP, MR_KILL_ABORT } mr_kill_how;
+
 struct mr_job {
     const mr_job_def *def;
     mr_comm comm;
@@ -67,7 +69,7 @@ struct mr_job {
     int fail_rank;
     int kill_rank;
     int kill_phase;              /* mr_phase the kill hook fires in */
-    int kill_stop;               /* the hook stops the rank instead (SIGSTOP) */
+    int kill_how;                /* mr_kill_how: SIGKILL, SIGSTOP or MPI_Abort */
     int64_t kill_after;          /* map: records first; shuffle: rounds first */
     int fail_phase;              /* mr_phase, or MR_PHASE_DONE for commit */
     int skew_rank;               /* test: this rank's description differs */

@@ -274,11 +274,14 @@ mr_job_kill_point(mr_job *job, int phase, int64_t step)
     if (job->kill_rank != job->comm.rank || job->kill_phase != phase || step != job->kill_after)
         return;
     static const char *const names[] = {"map", "shuffle", "reduce", "commit"};
+    static const char *const how[] = {"killed", "stopped", "aborted"};
     fprintf(stderr, "kiln-mr: rank %d (%s): test hook kiln.test.kill.rank: %s in the %s "
-            "phase at step %" PRId64 "\n", job->comm.rank, job->comm.host,
-            job->kill_stop ? "stopped" : "killed", names[phase], step);
+            "phase at step %" PRId64 "\n", job->comm.rank, job->comm.host, how[job->kill_how],
+            names[phase], step);
     fflush(stderr);
-    raise(job->kill_stop ? SIGSTOP : SIGKILL);
+    if (job->kill_how == MR_KILL_ABORT)
+        MPI_Abort(MPI_COMM_WORLD, 70);
+    raise(job->kill_how == MR_KILL_STOP ? SIGSTOP : SIGKILL);
 }
 
 /* Read the engine's settings. */
@@ -392,10 +395,15 @@ mr_job_settings(mr_job *job, kiln_err *err)
     job->kill_after = kill_after;
     job->skew_rank = (int)skew_rank;
     const char *ksig = mr_conf_get(conf, "kiln.test.kill.signal", "kill");
-    if (strcmp(ksig, "kill") != 0 && strcmp(ksig, "stop") != 0)
-        return status_set(err, KILN_INVALID, "kiln.test.kill.signal: '%s' is not kill or stop",
-                          ksig);
-    job->kill_stop = strcmp(ksig, "stop") == 0;
+    if (strcmp(ksig, "kill") == 0)
+        job->kill_how = MR_KILL_SIGKILL;
+    else if (strcmp(ksig, "stop") == 0)
+        job->kill_how = MR_KILL_STOP;
+    else if (strcmp(ksig, "abort") == 0)
+        job->kill_how = MR_KILL_ABORT;
+    else
+        return status_set(err, KILN_INVALID,
+                          "kiln.test.kill.signal: '%s' is not kill, stop or abort", ksig);
     const char *kphase = mr_conf_get(conf, "kiln.test.kill.phase", "map");
     if (strcmp(kphase, "map") == 0)
         job->kill_phase = MR_PHASE_MAP;
@@ -760,6 +768,7 @@ mr_job_reduce_partition(mr_job *job, mr_shuffle_result *sh, uint32_t p, uint64_t
         mr_run_writer *w;
         s = mr_run_writer_open((const char *)path.data, 1, &job->run_opt, &w, err);
         buf_free(&path);
+        mr_counters_add(&job->counters, MR_C_REDUCE_PREMERGES, 1);
         if (s == KILN_OK) {
             s = mr_collector_combine(job, gm, w, 0, 1, err);
             mr_counters_add(&job->counters, MR_C_FILE_BYTES_READ, mr_merger_bytes_read(gm));

@@ -33,7 +33,7 @@
  * output), kiln.input.buffer.kb; test hooks kiln.test.fail.rank with
  * kiln.test.fail.phase (map|shuffle|reduce|commit), kiln.test.kill.rank with
  * kiln.test.kill.phase (map|shuffle), kiln.test.kill.after (the record or
- * shuffle round it fires at) and kiln.test.kill.signal (kill|stop),
+ * shuffle round it fires at) and kiln.test.kill.signal (kill|stop|abort),
  * kiln.test.enospc.rank with kiln.test.enospc.after (the k-th write fails),
  * kiln.test.skew.rank (that rank's job description differs).
  *

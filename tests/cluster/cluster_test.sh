@@ -9,10 +9,11 @@
 # pre-merge), importtsv into a pre-split table, salted importtsv with an
 # index, and every view job; each output is byte-identical to the same job
 # on one host, then loaded and queried. Then failures: a remote rank killed
-# mid-map and mid-shuffle, a host that sees another table, a host that
-# lacks an input, an output whose parent is not shared, ranks that
-# resolve different jobs: non-zero exit, no _SUCCESS, nothing left in any
-# host's /tmp or beside the output, and an error naming the host.
+# mid-map and mid-shuffle, one calling MPI_Abort, one stalled until
+# --timeout, a host that sees another table, a host that lacks an input or
+# the program, an output whose parent is not shared, ranks that resolve
+# different jobs: non-zero exit, no _SUCCESS, nothing left in any host's
+# /tmp or beside the output, and an error naming the host.
 #
 # Needs root for the namespaces; without them the test fails, it never
 # skips. Prints "N passed, N failed" last.
@@ -163,6 +164,11 @@ check "wordcount --combiner: the same counts as the fold" \
   bash -c "cmp -s <(cat '$W'/wordcount.1/part-* | sort) <(cat '$W'/wordcount-combiner.3/part-* | sort)"
 # Three feeding ranks, two runs merged at once: reduce pre-merges.
 both wordcount-premerge wordcount --input "$W/text" -D kiln.merge.factor=2 -D kiln.sort.mb=0.2
+premerges() {
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['counters']['Map-Reduce Framework'].get('Reduce pre-merge passes', 0))" "$1/_job.json"
+}
+check "wordcount pre-merge: reduce merged runs before reducing (none by default)" \
+  test "$(premerges "$W/wordcount-premerge.3")" -gt 0 -a "$(premerges "$W/wordcount.3")" = 0
 check "wordcount pre-merge: the same counts" \
   bash -c "cmp -s <(cat '$W'/wordcount.1/part-* | sort) <(cat '$W'/wordcount-premerge.3/part-* | sort)"
 
@@ -251,6 +257,14 @@ kill_test killed-map map -D kiln.test.kill.after=2000
 kill_test killed-shuffle shuffle -D kiln.test.kill.after=1 -D kiln.shuffle.mb=0.1
 check "killed-shuffle: one shuffle round had moved data before the kill" \
   grep -q "killed in the shuffle phase at step 1" "$W/job.err"
+
+# A rank that calls MPI_Abort mid-map.
+on3 "$W/aborted" importtsv -D importtsv.columns=$cols --table users --input "$W/tsv" \
+  -D kiln.test.kill.rank=1 -D kiln.test.kill.after=500 -D kiln.test.kill.signal=abort
+check "MPI_Abort on a remote rank: non-zero exit, no output" test "$rc" -ne 0 -a ! -e "$W/aborted"
+check "MPI_Abort on a remote rank: rank 1 on h2 aborted inside map" \
+  grep -q "rank 1 (h2): test hook kiln.test.kill.rank: aborted in the map phase" "$W/job.err"
+check "MPI_Abort on a remote rank: nothing left in any host's /tmp or beside the output" clean_everywhere
 
 # A rank that stops answering (SIGSTOP mid-map): --timeout ends the job.
 TIMEOUT=5 on3 "$W/stalled" importtsv -D importtsv.columns=$cols --table users --input "$W/tsv" \
