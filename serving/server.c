@@ -413,6 +413,25 @@ conn_process(conn *c)
         conn_resp_process(c);
 }
 
+/* Answer what is buffered and send it, for as long as the output drains
+ * and buffered requests remain: processing stops at SERVER_OUT_HIGH bytes
+ * of output, and when the socket then takes all of it no event would ever
+ * come for the requests still in the buffer (the client has sent them
+ * all and waits). Returns -1 if the connection was closed. */
+static int
+conn_pump(conn *c)
+{
+    for (;;) {
+        size_t before = c->rlen;
+        conn_process(c);
+        if (conn_flush(c) != 0)
+            return -1;
+        if (c->closing || c->paused || c->out_pos < c->out.len || c->rlen == 0 ||
+            c->rlen == before)
+            return 0;
+    }
+}
+
 static void
 conn_on_event(ev_loop *l, int fd, void *data, int mask)
 {
@@ -424,14 +443,18 @@ conn_on_event(ev_loop *l, int fd, void *data, int mask)
             return;
         if (c->lingering)
             return;
-        if (c->out_pos == c->out.len && c->paused) {
-            c->paused = 0;
-            ev_add(l, c->fd, EV_READABLE, conn_on_event, c, NULL);
-            /* requests that arrived while paused are already buffered */
-            views_reader_refresh(w->reader);
-            conn_process(c);
-            if (conn_flush(c) != 0)
-                return;
+        if (c->out_pos == c->out.len) {
+            if (c->paused) {
+                c->paused = 0;
+                ev_add(l, c->fd, EV_READABLE, conn_on_event, c, NULL);
+            }
+            /* Requests that arrived while output was queued are already
+             * buffered: no read event will come for them. */
+            if (c->rlen > 0) {
+                views_reader_refresh(w->reader);
+                if (conn_pump(c) != 0)
+                    return;
+            }
         }
     }
     if (!(mask & EV_READABLE) || c->paused)
@@ -468,8 +491,7 @@ conn_on_event(ev_loop *l, int fd, void *data, int mask)
     c->last_ms = ev_now_ms(l);
     metrics_bytes(w->m, (uint64_t)n, 0);
     views_reader_refresh(w->reader);
-    conn_process(c);
-    conn_flush(c);
+    conn_pump(c);
 }
 
 /* ------------------------------------------------------------------ accepting */

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# pipeline_test.sh -- pipelined requests whose answers overflow the output
+# high-water mark are all answered: six 10,000-row HTTP scans sent in one
+# write (more than 4 MiB of answers), and 4,000 pipelined RESP GETs (about
+# 9 MB), read by a client that reads as fast as it can. Each answer is
+# checked for completeness (Content-Length bodies, the RESP bulk count) by
+# a client that shares no code with the server. Prints "N passed, N failed".
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+KILN=$BUILD/bin/kiln
+SERVER=$BUILD/bin/kiln-server
+T=$(mktemp -d)
+SPID=
+cleanup() {
+    if [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null; then
+        kill -TERM "$SPID" 2>/dev/null
+        wait "$SPID" 2>/dev/null
+    fi
+    rm -rf "$T"
+}
+trap cleanup EXIT
+export KILN_DATA=$T/data
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+finish() { echo "pipeline_test: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
+
+"$KILN" create big --family f > /dev/null || { bad "kiln create"; finish; }
+mkdir -p "$T/job/f"
+awk 'BEGIN { v = sprintf("%02000d", 7)
+  for (i = 0; i < 30000; i++) printf "r%06d\tf:q\t5\tPut\t%s\n", i, v }' |
+  "$KILN" hfile write "$T/job/f/p" --family f > /dev/null || { bad "kiln hfile write"; finish; }
+touch "$T/job/_SUCCESS"
+"$KILN" load big "$T/job" > /dev/null || { bad "kiln load"; finish; }
+
+"$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 --resp-listen 127.0.0.1:0 --threads 2 \
+    --cache-mb 64 --resp-column 'big=f:q' > "$T/server.log" 2>&1 &
+SPID=$!
+for _ in $(seq 200); do
+    grep -q 'Redis protocol on' "$T/server.log" && break
+    sleep 0.05
+done
+HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
+RP=$(sed -nE 's/.*Redis protocol on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
+if [ -z "$HP" ] || [ -z "$RP" ]; then
+    bad "server did not start: $(cat "$T/server.log")"
+    finish
+fi
+
+cat > "$T/client.py" <<'EOF'
+import socket, sys, time
+
+def http(port, n, path):
+    s = socket.create_connection(("127.0.0.1", port))
+    req = ("GET %s HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n" % path).encode()
+    s.sendall(req * n)
+    s.settimeout(20)
+    buf = b""
+    answers = []
+    deadline = time.time() + 30
+    while len(answers) < n and time.time() < deadline:
+        head_end = buf.find(b"\r\n\r\n")
+        if head_end >= 0:
+            head = buf[:head_end].decode("latin-1").split("\r\n")
+            length = next((int(h.split(":", 1)[1]) for h in head[1:]
+                           if h.lower().startswith("content-length:")), 0)
+            if len(buf) >= head_end + 4 + length:
+                answers.append((head[0], length))
+                buf = buf[head_end + 4 + length:]
+                continue
+        try:
+            got = s.recv(1 << 20)
+        except socket.timeout:
+            break
+        if not got:
+            break
+        buf += got
+    return answers
+
+def resp(port, n):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"".join(b"GET r%06d\r\n" % i for i in range(n)))
+    s.settimeout(20)
+    buf = b""
+    got_n = 0
+    pos = 0
+    deadline = time.time() + 30
+    while got_n < n and time.time() < deadline:
+        while got_n < n:
+            nl = buf.find(b"\r\n", pos)
+            if nl < 0 or buf[pos:pos + 1] != b"$":
+                break
+            size = int(buf[pos + 1:nl])
+            if len(buf) < nl + 2 + size + 2:
+                break
+            pos = nl + 2 + size + 2
+            got_n += 1
+        if got_n == n:
+            break
+        try:
+            more = s.recv(1 << 20)
+        except socket.timeout:
+            break
+        if not more:
+            break
+        buf = buf[pos:] + more
+        pos = 0
+    return got_n
+
+if sys.argv[1] == "http":
+    a = http(int(sys.argv[2]), 6, "/big/*?limit=10000")
+    print(len(a), sum(1 for st, _ in a if st.endswith(" 200 OK")), sum(l for _, l in a))
+else:
+    print(resp(int(sys.argv[2]), 4000))
+EOF
+
+read -r n okn bytes < <(python3 "$T/client.py" http "$HP")
+if [ "${n:-0}" = 6 ] && [ "${okn:-0}" = 6 ] && [ "${bytes:-0}" -gt 4194304 ]; then
+    ok "six pipelined 10,000-row scans: six 200 answers, $bytes bytes"
+else
+    bad "six pipelined 10,000-row scans: ${n:-0} answers, ${okn:-0} of them 200, ${bytes:-0} bytes"
+fi
+got=$(python3 "$T/client.py" resp "$RP")
+if [ "$got" = 4000 ]; then
+    ok "4,000 pipelined RESP GETs of 2,000-byte values: every answer"
+else
+    bad "4,000 pipelined RESP GETs of 2,000-byte values: ${got:-0} answers"
+fi
+kill -0 "$SPID" 2>/dev/null && ok "the server is still up" || bad "the server died"
+finish
