@@ -2,7 +2,8 @@
  * HTTP (HBase REST shaped) and, optionally, the Redis protocol.
  *
  * Runs in the foreground and logs to stderr. SIGTERM or SIGINT drains (no
- * new connections; requests in flight are answered) and exits 0. All signal
+ * new connections; requests in flight are answered) and exits 0; SIGHUP
+ * checks the data directory at once and goes on serving. All signal
  * handling is done by the main thread with sigwait; the workers never see a
  * signal.
  */
@@ -30,7 +31,8 @@ static const char kiln_server_usage_text[] =
     "published by `kiln load` or `kiln rollback` is served within a second, after\n"
     "its indexes, blooms and hot rows are loaded; requests in flight finish on the\n"
     "version they started on. Runs in the foreground, logs to stderr; SIGTERM or\n"
-    "SIGINT drains the connections and exits 0.\n"
+    "SIGINT drains the connections and exits 0; SIGHUP checks the data directory\n"
+    "for new tables and versions at once and goes on serving.\n"
     "\n"
     "HTTP routes (JSON cells as in HBase REST: {\"Row\":[{\"key\":B64,\"Cell\":[{\"column\":\n"
     "B64,\"timestamp\":N,\"$\":B64}]}]}):\n"
@@ -72,6 +74,10 @@ static const char kiln_server_usage_text[] =
     "  --max-request-bytes N   request head / Redis command size (default 65536)\n"
     "  --max-headers N         headers per request (default 64)\n"
     "  --idle-timeout S        close idle connections after S seconds (default 60)\n"
+    "  --request-timeout S     a request must arrive whole within S seconds of its\n"
+    "                          first byte, else 408 and close (default 10)\n"
+    "  --max-conns-per-client N  open connections from one IP address at most\n"
+    "                          (default 1024); more are refused with 503 / -ERR\n"
     "  --scan-page-rows N      rows per scan response at most (default 10000)\n"
     "  --poll-ms N             how often CURRENT files are checked (default 100)\n"
     "  --warm-ms N             time a swap may spend warming hot rows (default 600)\n"
@@ -118,7 +124,7 @@ main(int argc, char **argv)
 {
     enum {
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
-        OPT_MAXCONN, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN,
+        OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN,
         OPT_QUIET
     };
     static const struct option opts[] = {
@@ -133,6 +139,8 @@ main(int argc, char **argv)
         {"max-request-bytes", required_argument, NULL, OPT_MAXREQ},
         {"max-headers", required_argument, NULL, OPT_MAXHDR},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        {"request-timeout", required_argument, NULL, OPT_REQTIMEOUT},
+        {"max-conns-per-client", required_argument, NULL, OPT_PERCLIENT},
         {"scan-page-rows", required_argument, NULL, OPT_PAGE},
         {"poll-ms", required_argument, NULL, OPT_POLL},
         {"warm-ms", required_argument, NULL, OPT_WARM},
@@ -207,6 +215,18 @@ main(int argc, char **argv)
                                                optarg);
             cfg.idle_timeout_ms = (int)v * 1000;
             break;
+        case OPT_REQTIMEOUT:
+            if (kiln_server_u64(optarg, 1, 86400, &v) != 0)
+                return kiln_server_usage_error("--request-timeout must be 1..86400 s, got '%s'",
+                                               optarg);
+            cfg.request_timeout_ms = (int)v * 1000;
+            break;
+        case OPT_PERCLIENT:
+            if (kiln_server_u64(optarg, 1, 1000000, &v) != 0)
+                return kiln_server_usage_error("--max-conns-per-client must be 1..1000000, "
+                                               "got '%s'", optarg);
+            cfg.max_conns_per_client = (int)v;
+            break;
         case OPT_PAGE:
             if (kiln_server_u64(optarg, 1, 10000000, &v) != 0)
                 return kiln_server_usage_error("--scan-page-rows must be 1..10000000, got '%s'",
@@ -269,6 +289,7 @@ main(int argc, char **argv)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -295,7 +316,16 @@ main(int argc, char **argv)
         slog_info("Redis protocol on %s (port %d)", cfg.resp_listen, server_resp_port(s));
 
     int sig = 0;
-    sigwait(&set, &sig);
+    for (;;) {
+        sigwait(&set, &sig);
+        if (sig != SIGHUP)
+            break;
+        /* A reload: pick up new tables and versions now rather than at the
+         * next poll; nothing stops. */
+        views_wake(server_views(s));
+        slog_info("SIGHUP: checking the data directory for new tables and versions; "
+                  "still serving");
+    }
     slog_info("%s: draining connections", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     server_shutdown(s);
     server_wait(s);

@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serving/clients.h"
 #include "serving/ev.h"
 #include "serving/http.h"
 #include "serving/http_api.h"
@@ -58,6 +60,9 @@ typedef struct conn {
     int lingering;
     int64_t linger_until;
     int paused;                  /* reading stopped while output drains */
+    int64_t req_start_ms;        /* when the buffered, unfinished request began */
+    int counted;                 /* counted in s->clients under peer */
+    uint8_t peer[CLIENTS_KEY_LEN];
     int db;                      /* RESP database */
     struct conn *prev, *next;
 } conn;
@@ -100,6 +105,9 @@ struct server {
     unsigned next_worker;        /* round-robin (worker 0's thread only) */
     _Atomic int conns;
     _Atomic int shutdown;
+    clients *clients;            /* open connections per client address */
+    int spare_fd;                /* given up to accept (and refuse) when out of fds */
+    int64_t fd_warn_ms;          /* last "out of descriptors" warning */
 };
 
 void
@@ -114,6 +122,8 @@ server_config_init(server_config *c)
     c->max_request_bytes = SERVER_MAX_REQUEST_DEFAULT;
     c->max_headers = HTTP_HEADERS_MAX_DEFAULT;
     c->idle_timeout_ms = SERVER_IDLE_TIMEOUT_MS_DEFAULT;
+    c->request_timeout_ms = SERVER_REQUEST_TIMEOUT_MS_DEFAULT;
+    c->max_conns_per_client = SERVER_MAX_CONNS_PER_CLIENT_DEFAULT;
     c->drain_timeout_ms = SERVER_DRAIN_TIMEOUT_MS_DEFAULT;
     c->page_rows = HTTP_API_PAGE_ROWS_DEFAULT;
     c->page_bytes = HTTP_API_PAGE_BYTES_DEFAULT;
@@ -157,6 +167,8 @@ conn_close(conn *c)
     worker *w = c->w;
     ev_del(w->loop, c->fd, EV_READABLE | EV_WRITABLE);
     close(c->fd);
+    if (c->counted)
+        clients_leave(w->s->clients, c->peer);
     c->prev->next = c->next;
     c->next->prev = c->prev;
     w->nconns--;
@@ -342,6 +354,7 @@ conn_http_process(conn *c)
         c->rlen -= pos;
         if (c->scan > c->rlen)
             c->scan = 0;
+        c->req_start_ms = ev_now_ms(w->loop);
     }
     if (!c->closing && c->rlen >= w->s->cfg.max_request_bytes) {
         int status = http_oversize_status(c->rbuf, c->rlen);
@@ -395,6 +408,7 @@ conn_resp_process(conn *c)
     if (pos > 0) {
         memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
         c->rlen -= pos;
+        c->req_start_ms = ev_now_ms(w->loop);
     }
     c->scan = c->rlen;
 check_size:
@@ -487,6 +501,8 @@ conn_on_event(ev_loop *l, int fd, void *data, int mask)
             conn_close(c);
         return;
     }
+    if (c->rlen == 0)
+        c->req_start_ms = ev_now_ms(l);
     c->rlen += (size_t)n;
     c->last_ms = ev_now_ms(l);
     metrics_bytes(w->m, (uint64_t)n, 0);
@@ -526,12 +542,24 @@ worker_adopt(worker *w, int fd, int proto)
     c->proto = proto;
     c->rcap = SERVER_RBUF_INITIAL < w->s->cfg.max_request_bytes ? SERVER_RBUF_INITIAL
                                                                  : w->s->cfg.max_request_bytes;
-    c->rbuf = kiln_malloc(c->rcap);
     c->last_ms = ev_now_ms(w->loop);
+    if (clients_peer_key(fd, c->peer)) {
+        if (!clients_enter(w->s->clients, c->peer)) {
+            metrics_observe(w->m, proto == CONN_HTTP ? ROUTE_OTHER : ROUTE_RESP_OTHER, 503, 0);
+            free(c);
+            server_refuse(fd, proto);
+            atomic_fetch_sub_explicit(&w->s->conns, 1, memory_order_relaxed);
+            return;
+        }
+        c->counted = 1;
+    }
+    c->rbuf = kiln_malloc(c->rcap);
     kiln_err err;
     status_clear(&err);
     if (ev_add(w->loop, fd, EV_READABLE, conn_on_event, c, &err) != KILN_OK) {
         slog_warn("%s", err.msg);
+        if (c->counted)
+            clients_leave(w->s->clients, c->peer);
         free(c->rbuf);
         free(c);
         server_refuse(fd, proto);
@@ -571,6 +599,29 @@ worker_drain_inbox(worker *w)
     }
 }
 
+/* Out of descriptors: the pending connection would keep the listener
+ * readable and the loop spinning. Give up the spare descriptor, accept the
+ * connection, refuse it (503 / -ERR), and take the spare back; warn at most
+ * once a second. */
+static void
+server_out_of_fds(server *s, int lfd, int proto, int64_t now)
+{
+    int e = errno;
+    if (now - s->fd_warn_ms >= 1000) {
+        s->fd_warn_ms = now;
+        slog_warn("accept: %s: refusing new connections (raise the descriptor limit, now "
+                  "%ld, or lower --max-conns)", strerror(e), sysconf(_SC_OPEN_MAX));
+    }
+    if (s->spare_fd >= 0) {
+        close(s->spare_fd);
+        s->spare_fd = -1;
+    }
+    int fd = net_accept(lfd);
+    if (fd >= 0)
+        server_refuse(fd, proto);
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 /* Worker 0 accepts for everyone and deals the connections out in turn, so
  * that every worker gets its share (one listening socket: no other process
  * can bind the port beside us, as SO_REUSEPORT would allow). */
@@ -586,8 +637,7 @@ server_on_accept(ev_loop *l, int lfd, void *data, int mask)
         int fd = net_accept(lfd);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE)
-                slog_warn("accept: %s (raise the descriptor limit or lower --max-conns)",
-                          strerror(errno));
+                server_out_of_fds(s, lfd, proto, ev_now_ms(l));
             return;
         }
         if (atomic_load_explicit(&s->conns, memory_order_relaxed) >= s->cfg.max_conns ||
@@ -633,9 +683,24 @@ static void
 worker_sweep(worker *w, int64_t now)
 {
     int idle_ms = w->s->cfg.idle_timeout_ms;
+    int request_ms = w->s->cfg.request_timeout_ms;
     for (conn *c = w->head.next; c != &w->head;) {
         conn *next = c->next;
         int idle = now - c->last_ms > idle_ms;
+        /* A request trickling in a byte at a time is never idle: it gets
+         * request_ms from its first byte to its last. */
+        int late = c->rlen > 0 && !c->closing && !c->lingering && !c->paused &&
+                   c->out_pos == c->out.len && now - c->req_start_ms > request_ms;
+        if (late) {
+            if (c->proto == CONN_HTTP) {
+                conn_http_fail(c, 408, "request not completed within the request timeout");
+                conn_flush(c);
+            } else {
+                conn_close(c);
+            }
+            c = next;
+            continue;
+        }
         if (c->lingering) {
             if (now > c->linger_until)
                 conn_close(c);
@@ -751,10 +816,13 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
 {
     *out = NULL;
     if (cfg->max_request_bytes < 256 || cfg->max_headers < 1 || cfg->max_conns < 1 ||
-        cfg->idle_timeout_ms < 1 || cfg->page_rows < 1)
+        cfg->idle_timeout_ms < 1 || cfg->page_rows < 1 || cfg->request_timeout_ms < 1 ||
+        cfg->max_conns_per_client < 1)
         return status_set(err, KILN_INVALID, "server: a limit is out of range");
     server *s = kiln_calloc(1, sizeof *s);
     s->cfg = *cfg;
+    s->clients = clients_new(cfg->max_conns_per_client);
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     s->http_port = s->resp_port = -1;
     atomic_init(&s->conns, 0);
     atomic_init(&s->shutdown, 0);
@@ -912,6 +980,8 @@ server_free(server *s)
 {
     if (s == NULL)
         return;
+    if (s->spare_fd >= 0)
+        close(s->spare_fd);
     for (int i = 0; s->workers != NULL && i < s->nworkers; i++) {
         worker *w = &s->workers[i];
         if (w->http_fd >= 0)
@@ -930,5 +1000,6 @@ server_free(server *s)
     views_close(s->views);
     metrics_free(s->metrics);
     resp_api_env_free(&s->renv);
+    clients_free(s->clients);
     free(s);
 }

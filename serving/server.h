@@ -32,6 +32,8 @@
 #define SERVER_MAX_CONNS_DEFAULT 10000
 #define SERVER_MAX_REQUEST_DEFAULT (64 * 1024)
 #define SERVER_IDLE_TIMEOUT_MS_DEFAULT 60000
+#define SERVER_REQUEST_TIMEOUT_MS_DEFAULT 10000
+#define SERVER_MAX_CONNS_PER_CLIENT_DEFAULT 1024
 #define SERVER_DRAIN_TIMEOUT_MS_DEFAULT 10000
 #define SERVER_CACHE_MB_DEFAULT 1024
 #define SERVER_OUT_HIGH (4u << 20)
@@ -47,6 +49,8 @@ typedef struct server_config {
     size_t max_request_bytes;
     int max_headers;
     int idle_timeout_ms;
+    int request_timeout_ms;           /* a request must arrive whole within this */
+    int max_conns_per_client;         /* per client IP address */
     int drain_timeout_ms;
     uint64_t page_rows;               /* rows per scan page */
     size_t page_bytes;

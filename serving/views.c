@@ -85,6 +85,7 @@ struct views {
     pthread_mutex_t stop_mu;
     pthread_cond_t stop_cv;
     atomic_int stop;               /* set under stop_mu; a warm-up reads it to stop early */
+    atomic_int relist;             /* views_wake: list the tables at the next poll */
 };
 
 struct views_reader {
@@ -411,6 +412,7 @@ views_open(const char *data_dir, const views_options *o, views **out, kiln_err *
     pthread_cond_init(&v->stop_cv, NULL);
     atomic_init(&v->gen, 0);
     atomic_init(&v->swaps, 0);
+    atomic_init(&v->relist, 0);
     v->warm_ctx = views_ctx_new();
     char **names;
     size_t n;
@@ -649,7 +651,7 @@ views_poll(views *v)
     views_entry **next = NULL;
     size_t count = 0;
     int64_t now = views_mono_ms();
-    if (now - v->listed_ms >= VIEWS_LIST_MS) {
+    if (atomic_exchange(&v->relist, 0) || now - v->listed_ms >= VIEWS_LIST_MS) {
         v->listed_ms = now;
         char **names;
         size_t n;
@@ -732,6 +734,15 @@ views_thread(void *arg)
     }
     pthread_mutex_unlock(&v->stop_mu);
     return NULL;
+}
+
+void
+views_wake(views *v)
+{
+    atomic_store(&v->relist, 1);
+    pthread_mutex_lock(&v->stop_mu);
+    pthread_cond_signal(&v->stop_cv);
+    pthread_mutex_unlock(&v->stop_mu);
 }
 
 kiln_status

@@ -83,6 +83,9 @@ void views_stop(views *v);
 /* Check every table now, on the calling thread (what the background thread
  * does each poll). Returns how many versions were swapped in. */
 size_t views_poll(views *v);
+/* Have the background thread check every table (and list the data
+ * directory) now instead of at its next poll. Any thread. */
+void views_wake(views *v);
 
 const char *views_data_dir(const views *v);
 block_cache *views_block_cache(views *v);
