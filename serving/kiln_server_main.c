@@ -78,6 +78,8 @@ static const char kiln_server_usage_text[] =
     "                          first byte, else 408 and close (default 10)\n"
     "  --max-conns-per-client N  open connections from one IP address at most\n"
     "                          (default 1024); more are refused with 503 / -ERR\n"
+    "  --max-reply-bytes N     one answer of several rows (MGET) at most N bytes\n"
+    "                          (default 67108864); larger ones are an error\n"
     "  --scan-page-rows N      rows per scan response at most (default 10000)\n"
     "  --poll-ms N             how often CURRENT files are checked (default 100)\n"
     "  --warm-ms N             time a swap may spend warming hot rows (default 600)\n"
@@ -124,7 +126,7 @@ main(int argc, char **argv)
 {
     enum {
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
-        OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN,
+        OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREPLY, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN,
         OPT_QUIET
     };
     static const struct option opts[] = {
@@ -141,6 +143,7 @@ main(int argc, char **argv)
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
         {"request-timeout", required_argument, NULL, OPT_REQTIMEOUT},
         {"max-conns-per-client", required_argument, NULL, OPT_PERCLIENT},
+        {"max-reply-bytes", required_argument, NULL, OPT_MAXREPLY},
         {"scan-page-rows", required_argument, NULL, OPT_PAGE},
         {"poll-ms", required_argument, NULL, OPT_POLL},
         {"warm-ms", required_argument, NULL, OPT_WARM},
@@ -226,6 +229,12 @@ main(int argc, char **argv)
                 return kiln_server_usage_error("--max-conns-per-client must be 1..1000000, "
                                                "got '%s'", optarg);
             cfg.max_conns_per_client = (int)v;
+            break;
+        case OPT_MAXREPLY:
+            if (kiln_server_u64(optarg, 1024, (uint64_t)1 << 40, &v) != 0)
+                return kiln_server_usage_error("--max-reply-bytes must be 1024..2^40, got '%s'",
+                                               optarg);
+            cfg.max_reply_bytes = (size_t)v;
             break;
         case OPT_PAGE:
             if (kiln_server_u64(optarg, 1, 10000000, &v) != 0)

@@ -323,6 +323,16 @@ resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out
                     resp_add_bulk(out, v.p, v.n);
                 else
                     resp_add_nil(out);
+                size_t cap = a->env->max_reply_bytes;
+                if (cap > 0 && out->len - before > cap) {
+                    out->len = before;
+                    char msg[160];
+                    snprintf(msg, sizeof msg,
+                             "ERR MGET answer larger than --max-reply-bytes (%zu): ask for fewer "
+                             "keys at a time", cap);
+                    resp_add_error(out, msg);
+                    break;
+                }
             }
         }
     } else if (resp_arg_is(cmd, "EXISTS")) {

@@ -45,6 +45,7 @@ typedef struct resp_api_env {
     char listen[64];
     int threads;
     int64_t started_ms;                     /* wall clock */
+    size_t max_reply_bytes;                 /* one answer at most (MGET); 0: no cap */
 } resp_api_env;
 
 /* Parse "[TABLE=]FAMILY:QUALIFIER" (qualifier in printable form, \xNN) and

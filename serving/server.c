@@ -124,6 +124,7 @@ server_config_init(server_config *c)
     c->idle_timeout_ms = SERVER_IDLE_TIMEOUT_MS_DEFAULT;
     c->request_timeout_ms = SERVER_REQUEST_TIMEOUT_MS_DEFAULT;
     c->max_conns_per_client = SERVER_MAX_CONNS_PER_CLIENT_DEFAULT;
+    c->max_reply_bytes = SERVER_MAX_REPLY_BYTES_DEFAULT;
     c->drain_timeout_ms = SERVER_DRAIN_TIMEOUT_MS_DEFAULT;
     c->page_rows = HTTP_API_PAGE_ROWS_DEFAULT;
     c->page_bytes = HTTP_API_PAGE_BYTES_DEFAULT;
@@ -908,6 +909,7 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     snprintf(s->renv.listen, sizeof s->renv.listen, "%s", s->env.resp_listen);
     s->renv.threads = s->nworkers;
     s->renv.started_ms = s->env.started_ms;
+    s->renv.max_reply_bytes = cfg->max_reply_bytes;
     st = views_start(s->views, err);
     for (int i = 0; st == KILN_OK && i < s->nworkers; i++) {
         int rc = pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);

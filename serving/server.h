@@ -34,6 +34,7 @@
 #define SERVER_IDLE_TIMEOUT_MS_DEFAULT 60000
 #define SERVER_REQUEST_TIMEOUT_MS_DEFAULT 10000
 #define SERVER_MAX_CONNS_PER_CLIENT_DEFAULT 1024
+#define SERVER_MAX_REPLY_BYTES_DEFAULT (64u << 20)
 #define SERVER_DRAIN_TIMEOUT_MS_DEFAULT 10000
 #define SERVER_CACHE_MB_DEFAULT 1024
 #define SERVER_OUT_HIGH (4u << 20)
@@ -51,6 +52,7 @@ typedef struct server_config {
     int idle_timeout_ms;
     int request_timeout_ms;           /* a request must arrive whole within this */
     int max_conns_per_client;         /* per client IP address */
+    size_t max_reply_bytes;           /* one answer of several rows at most */
     int drain_timeout_ms;
     uint64_t page_rows;               /* rows per scan page */
     size_t page_bytes;

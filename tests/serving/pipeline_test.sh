@@ -4,7 +4,8 @@
 # write (more than 4 MiB of answers), and 4,000 pipelined RESP GETs (about
 # 9 MB), read by a client that reads as fast as it can. Each answer is
 # checked for completeness (Content-Length bodies, the RESP bulk count) by
-# a client that shares no code with the server. Prints "N passed, N failed".
+# a client that shares no code with the server; and an MGET over
+# --max-reply-bytes is refused. Prints "N passed, N failed".
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -131,4 +132,20 @@ else
     bad "4,000 pipelined RESP GETs of 2,000-byte values: ${got:-0} answers"
 fi
 kill -0 "$SPID" 2>/dev/null && ok "the server is still up" || bad "the server died"
+
+# An MGET whose answer is over --max-reply-bytes is an error, not 8 MB.
+kill -TERM "$SPID"; wait "$SPID" 2>/dev/null
+"$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 --resp-listen 127.0.0.1:0 --threads 2 \
+    --cache-mb 64 --resp-column 'big=f:q' --max-reply-bytes 1000000 > "$T/server.log" 2>&1 &
+SPID=$!
+for _ in $(seq 200); do grep -q 'Redis protocol on' "$T/server.log" && break; sleep 0.05; done
+RP=$(sed -nE 's/.*Redis protocol on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
+keys=$(seq -f 'r%06g' 0 999 | tr '\n' ' ')
+ans=$(redis-cli -p "$RP" MGET $keys 2>&1 | head -1)
+case $ans in
+    *"MGET answer larger than --max-reply-bytes (1000000)"*) ok "an MGET over --max-reply-bytes is refused" ;;
+    *) bad "an MGET over --max-reply-bytes: got '${ans:0:80}'" ;;
+esac
+check_small=$(redis-cli -p "$RP" MGET r000001 r000002 | wc -l)
+[ "$check_small" = 2 ] && ok "a small MGET still answers" || bad "a small MGET: $check_small lines"
 finish
