@@ -55,18 +55,29 @@ wordcount_map(mr_task *t, kslice line, kiln_err *err)
     return KILN_OK;
 }
 
+/* The sum of a word's counts. */
+static kiln_status
+wordcount_sum(mr_values *values, uint64_t *sum, kiln_err *err)
+{
+    kslice v;
+    *sum = 0;
+    while (mr_task_next_value(values, &v)) {
+        if (v.n != 8)
+            return status_set(err, KILN_CORRUPTION, "wordcount: a count of %zu bytes", v.n);
+        *sum += coding_get_be64(v.p);
+    }
+    return KILN_OK;
+}
+
 /* --combiner: Hadoop's combiner, run on sorted runs at spill and merge
  * time, instead of the fold. */
 static kiln_status
 wordcount_combine(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
-    uint64_t sum = 0;
-    kslice v;
-    while (mr_task_next_value(values, &v)) {
-        if (v.n != 8)
-            return status_set(err, KILN_CORRUPTION, "wordcount: a count of %zu bytes", v.n);
-        sum += coding_get_be64(v.p);
-    }
+    uint64_t sum;
+    kiln_status s = wordcount_sum(values, &sum, err);
+    if (s != KILN_OK)
+        return s;
     uint8_t be[8];
     coding_put_be64(be, sum);
     return mr_task_emit(t, key, kslice_make(be, 8), err);
@@ -76,13 +87,10 @@ static kiln_status
 wordcount_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
     wordcount_state *st = mr_task_state(t);
-    uint64_t sum = 0;
-    kslice v;
-    while (mr_task_next_value(values, &v)) {
-        if (v.n != 8)
-            return status_set(err, KILN_CORRUPTION, "wordcount: a count of %zu bytes", v.n);
-        sum += coding_get_be64(v.p);
-    }
+    uint64_t sum;
+    kiln_status s = wordcount_sum(values, &sum, err);
+    if (s != KILN_OK)
+        return s;
     if (!st->hfile) {
         char num[24];
         char *p = num + sizeof num;

@@ -27,21 +27,12 @@
 #include <unistd.h>
 
 #include "storage/coding.h"
+#include "storage/store_rec.h"
 
 /* ------------------------------------------------------------------ digests */
 
-static uint64_t
-mr_fnv64(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-#define MR_FNV_SEED 0xcbf29ce484222325ull
+#define mr_fnv64 store_rec_fnv64
+#define MR_FNV_SEED STORE_REC_FNV64_INIT
 
 /* Length-prefixed, so that ("ab", "c") and ("a", "bc") differ. */
 static uint64_t
