@@ -26,6 +26,7 @@
 #include "serving/ev.h"
 #include "serving/http.h"
 #include "serving/http_api.h"
+#include "serving/http_scanner.h"
 #include "serving/metrics.h"
 #include "serving/net.h"
 #include "serving/resp.h"
@@ -829,6 +830,9 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->env.page_rows = cfg->page_rows;
     s->env.page_bytes = cfg->page_bytes ? cfg->page_bytes : HTTP_API_PAGE_BYTES_DEFAULT;
     s->env.count_rows = HTTP_API_COUNT_ROWS_DEFAULT;
+    s->env.scan_max_bytes = cfg->scan_max_bytes ? cfg->scan_max_bytes
+                                                : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
+    s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);
     atomic_init(&s->env.draining, 0);
     s->renv.views = s->views;
     s->renv.metrics = s->metrics;
@@ -922,6 +926,7 @@ server_free(server *s)
         free(w->argv);
     }
     free(s->workers);
+    http_scanners_free(s->env.scanners);   /* before the views: scans hold versions */
     views_close(s->views);
     metrics_free(s->metrics);
     resp_api_env_free(&s->renv);
