@@ -248,7 +248,9 @@ http_req_param(http_api *a, kslice name, kslice value, int64_t *tmin, int64_t *t
         q->n = n;
     } else if (http_slice_ieq(name, "reversed") || http_slice_ieq(name, "paged") ||
                http_slice_ieq(name, "count")) {
-        int *flag = name.n == 8 ? &q->so.reversed : name.n == 5 ? &q->paged : &q->count;
+        int *flag = http_slice_ieq(name, "reversed") ? &q->so.reversed
+                    : http_slice_ieq(name, "paged")  ? &q->paged
+                                                     : &q->count;
         if (http_req_bool(value, flag) != 0) {
             http_api_fail(a, out, 400, "bad_request", "%.*s must be true or false", (int)name.n,
                           (const char *)name.p);
