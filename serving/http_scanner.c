@@ -26,6 +26,7 @@ typedef struct http_scanner {
     uint64_t version;
     store_scan *scan;
     filter *filter;
+    scanner_spec spec;        /* the scan's options point into it */
     int64_t batch;            /* cells per answer */
     uint64_t limit, rows;     /* rows at most (0: none), rows started */
     int busy, ended;
@@ -75,6 +76,7 @@ http_scanner_close(http_scanner *sc)
         return;
     store_scan_close(sc->scan);
     filter_free(sc->filter);
+    scanner_spec_free(&sc->spec);
     free(sc->cells);
     free(sc);
 }
@@ -140,8 +142,9 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
         http_api_fail(a, out, 503, "unavailable", "scanners are not enabled");
         return;
     }
-    scanner_spec spec;
-    scanner_spec_init(&spec);
+    http_scanner *sc = kiln_calloc(1, sizeof *sc);
+    scanner_spec_init(&sc->spec);
+    scanner_spec *sp = &sc->spec;
     kiln_err err;
     status_clear(&err);
     kslice body = q->http->body;
@@ -149,30 +152,28 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     if (body.n == 0 && brep != HTTP_REP_PB)
         body = brep == HTTP_REP_XML ? kslice_make("<Scanner/>", 10) : kslice_make("{}", 2);
     filter *f = NULL;
-    http_scanner *sc = NULL;
-    if (scanner_spec_parse(body.p, body.n, brep, &spec, &err) != KILN_OK) {
+    if (scanner_spec_parse(body.p, body.n, brep, sp, &err) != KILN_OK) {
         http_api_fail(a, out, 400, "bad_scanner", "%s", err.msg);
         goto out;
     }
-    if (spec.has_filter &&
-        filter_parse((const char *)spec.filter.data, spec.filter.len, &f, &err) != KILN_OK) {
+    if (sp->has_filter &&
+        filter_parse((const char *)sp->filter.data, sp->filter.len, &f, &err) != KILN_OK) {
         http_api_fail(a, out, 400, "bad_filter", "%s", err.msg);
         goto out;
     }
     store_scan_opts so;
     store_scan_opts_init(&so);
-    so.start = spec.start.data;
-    so.start_len = spec.start.len;
-    so.stop = spec.end.data;
-    so.stop_len = spec.end.len;
-    so.reversed = spec.reversed;
-    so.read.columns = spec.ncols ? spec.cols : NULL;
-    so.read.column_count = spec.ncols;
-    so.read.max_versions = (uint32_t)spec.max_versions;
-    so.read.ts_min = spec.start_time;
-    so.read.ts_max = spec.end_time > 0 ? spec.end_time : INT64_MAX;
-    so.limit = f == NULL ? (uint64_t)spec.limit : 0;
-    sc = kiln_calloc(1, sizeof *sc);
+    so.start = sp->start.data;
+    so.start_len = sp->start.len;
+    so.stop = sp->end.data;
+    so.stop_len = sp->end.len;
+    so.reversed = sp->reversed;
+    so.read.columns = sp->ncols ? sp->cols : NULL;
+    so.read.column_count = sp->ncols;
+    so.read.max_versions = (uint32_t)sp->max_versions;
+    so.read.ts_min = sp->start_time;
+    so.read.ts_max = sp->end_time > 0 ? sp->end_time : INT64_MAX;
+    so.limit = f == NULL ? (uint64_t)sp->limit : 0;
     if (store_scan_open(views_entry_view(e), &so, &sc->scan, &err) != KILN_OK) {
         http_api_fail_status(a, out, &err);
         goto out;
@@ -181,8 +182,8 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     sc->version = views_entry_version(e);
     sc->filter = f;
     f = NULL;
-    sc->batch = spec.batch > 0 ? spec.batch : HTTP_SCANNER_BATCH_DEFAULT;
-    sc->limit = (uint64_t)spec.limit;
+    sc->batch = sp->batch > 0 ? sp->batch : HTTP_SCANNER_BATCH_DEFAULT;
+    sc->limit = (uint64_t)sp->limit;
     sc->used_ms = http_scanner_now_ms();
 
     http_scanners_sweep(reg);
@@ -223,7 +224,6 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
 out:
     http_scanner_close(sc);
     filter_free(f);
-    scanner_spec_free(&spec);
 }
 
 /* ------------------------------------------------------------------ use */

@@ -407,8 +407,14 @@ scanner_spec_xml(const uint8_t *p, size_t n, scanner_spec *s, kiln_err *err)
         }
         kslice name = scanner_xml_name(&x);
         scanner_xml_ws(&x);
-        if (scanner_xml_lit(&x, "/>"))
-            continue;
+        if (scanner_xml_lit(&x, "/>")) {
+            if (scanner_xml_is(name, "column") || scanner_xml_is(name, "filter") ||
+                scanner_xml_is(name, "label"))
+                continue;
+            st = status_set(err, KILN_INVALID, "scanner: XML: unknown element <%.*s>",
+                            (int)(name.n > 32 ? 32 : name.n), (const char *)name.p);
+            goto out;
+        }
         if (!scanner_xml_lit(&x, ">")) {
             st = status_set(err, KILN_INVALID, "scanner: XML: attributes on <%.*s>",
                             (int)(name.n > 32 ? 32 : name.n), (const char *)name.p);
