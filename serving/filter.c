@@ -134,13 +134,17 @@ filter_op_parse(const json_node *v, filter_op *op, kiln_err *err)
 /* The regex compiler copies a subexpression once per count of a bounded
  * repeat, so nested ones multiply: "((a{99}){99}){99}" is a million nodes.
  * Every {m,n} in s is taken as nested in the others (an upper bound) and the
- * product of their counts must stay at most FILTER_REGEX_REPEAT_MAX. */
+ * product of their counts must stay at most FILTER_REGEX_REPEAT_MAX.
+ * Back-references (\1..\9) are refused: matching them backtracks without
+ * bound over a long value, and a worker would hang on one request. */
 static int
 filter_regex_bounded(const char *s, size_t len)
 {
     uint64_t product = 1;
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '\\') {
+            if (i + 1 < len && s[i + 1] >= '1' && s[i + 1] <= '9')
+                return 0;   /* back-references make matching exponential */
             i++;
             continue;
         }
@@ -195,8 +199,9 @@ filter_comparator(filter_node *n, const json_node *c, kiln_err *err)
     n->cmp = FCMP_REGEX;
     if (!filter_regex_bounded(s, len))
         return status_set(err, KILN_INVALID,
-                          "filter: regular expression '%.64s' repeats more than %d times", s,
-                          FILTER_REGEX_REPEAT_MAX);
+                          "filter: regular expression '%.64s' repeats more than %d times or "
+                          "uses a back-reference",
+                          s, FILTER_REGEX_REPEAT_MAX);
     if (regcomp(&n->re, s, REG_EXTENDED | REG_NOSUB) != 0)
         return status_set(err, KILN_INVALID, "filter: bad regular expression '%.64s'", s);
     n->has_re = 1;

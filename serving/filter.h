@@ -21,7 +21,8 @@
  * (case-insensitive). An unknown type is KILN_INVALID naming it. Bounds:
  * FILTER_NODES_MAX filters, FilterLists FILTER_DEPTH_MAX deep, a regex of
  * FILTER_REGEX_MAX bytes whose bounded repeats multiply to at most
- * FILTER_REGEX_REPEAT_MAX (the compiler expands them).
+ * FILTER_REGEX_REPEAT_MAX (the compiler expands them) and without
+ * back-references (their matching is exponential).
  *
  * Evaluation: a cell passes a cell filter (column, family, qualifier, value,
  * timestamp, first key, column count) on its own; row filters (prefix, row,

@@ -371,6 +371,9 @@ filter_refusals(void **state)
          "\"RegexStringComparator\",\"value\":\"a{99999999999999999999}\"}}",
          "repeats more than"},
         {"{\"type\":\"ValueFilter\",\"op\":\"EQUAL\",\"comparator\":{\"type\":"
+         "\"RegexStringComparator\",\"value\":\"(a*)*\\\\1\"}}",
+         "back-reference"},
+        {"{\"type\":\"ValueFilter\",\"op\":\"EQUAL\",\"comparator\":{\"type\":"
          "\"RegexStringComparator\",\"value\":\"a\\u0000b\"}}",
          "with NUL"},
         {"{\"type\":\"ValueFilter\",\"op\":\"EQUAL\",\"comparator\":{\"type\":"
