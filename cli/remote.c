@@ -348,12 +348,13 @@ remote_scan_target(remote_scan *s, const uint8_t *start, size_t start_len, uint6
 {
     kbuf *b = &s->r->target;
     remote_table_path(b, s->table);
-    buf_append_u8(b, '/');
-    remote_str(b, route);
+    /* Kiln's count and pages are query parameters of HBase's scan route */
+    remote_str(b, "/*");
     if (s->index.len > 0) {
         buf_append_u8(b, '?');
         buf_append(b, s->index.data, s->index.len);
     }
+    remote_param(b, strcmp(route, "count") == 0 ? "count" : "paged", (const uint8_t *)"true", 4);
     if (start_len > 0)
         remote_param(b, s->index.len > 0 ? "after" : "startrow", start, start_len);
     if (s->so.stop_len > 0)
@@ -610,6 +611,13 @@ remote_list(remote *r, char ***names, size_t *count, kiln_err *err)
             st = status_set(err, KILN_CORRUPTION, "server answer: table without a name");
             break;
         }
+        /* HBase names default-namespace tables without "default:" */
+        char canon[SCHEMA_NAME_MAX + 1];
+        kiln_err cerr;
+        if (memchr(name, ':', len) == NULL && schema_name_canon(name, canon, &cerr) == KILN_OK) {
+            name = canon;
+            len = strlen(canon);
+        }
         (*names)[(*count)++] = (char *)kiln_memdup(name, len + 1);
     }
     json_doc_free(d);
@@ -658,7 +666,7 @@ remote_schema(remote *r, const char *table, kiln_schema *out, size_t *regions,
         json_doc_free(d);
         return status_set(err, KILN_CORRUPTION, "server answer: incomplete schema");
     }
-    snprintf(out->name, sizeof out->name, "%s", name);
+    snprintf(out->name, sizeof out->name, "%s%s", strchr(name, ':') ? "" : "default:", name);
     out->keep_versions = (uint32_t)keep;
     out->salt_buckets = (uint32_t)salt;
     out->created_ms = (int64_t)created;
@@ -722,7 +730,7 @@ remote_regions(remote *r, const char *table, char *name, uint64_t *version, remo
         json_doc_free(d);
         return status_set(err, KILN_CORRUPTION, "server answer: bad regions");
     }
-    snprintf(name, SCHEMA_NAME_MAX + 1, "%s", tn);
+    snprintf(name, SCHEMA_NAME_MAX + 1, "%s%s", strchr(tn, ':') ? "" : "default:", tn);
     *version = (uint64_t)ver;
     const json_node *regs = json_get(root, "Region");
     size_t n = json_len(regs);

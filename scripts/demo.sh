@@ -301,12 +301,12 @@ tq=$(date +%s%N)
 u42=$(be_key 4 42)
 echo
 echo "-- useractions: user 42's latest 5 actions (row <user><Long.MAX - ts><action>: a prefix scan)"
-show curl -sf "$U/useractions/*?prefix=$(pct "$u42")&limit=5"
-show get_cells "$U/useractions/*?prefix=$(pct "$u42")&limit=5"
-next=$(curl -sf "$U/useractions/*?prefix=$(pct "$u42")&limit=5" | grep -oE '"next_startrow":"[^"]*"' | cut -d'"' -f4)
+show curl -sf "$U/useractions/*?prefix=$(pct "$u42")&limit=5&paged=true"
+show get_cells "$U/useractions/*?prefix=$(pct "$u42")&limit=5&paged=true"
+next=$(curl -sf "$U/useractions/*?prefix=$(pct "$u42")&limit=5&paged=true" | grep -oE '"next_startrow":"[^"]*"' | cut -d'"' -f4)
 echo
-echo "-- useractions: page 2, resumed from next_startrow (no server-side state)"
-show get_cells "$U/useractions/*?prefix=$(pct "$u42")&limit=5&startrow=$(pct "$(b64 "$next")")"
+echo "-- useractions: page 2, resumed from next_startrow (Kiln's paged=true; no server-side state)"
+show get_cells "$U/useractions/*?prefix=$(pct "$u42")&limit=5&paged=true&startrow=$(pct "$(b64 "$next")")"
 MAX=9223372036854775807
 T1=$((BASE + 7 * 86400000))
 T2=$((BASE + 10 * 86400000))

@@ -184,7 +184,7 @@ import base64, json, sys, urllib.parse, urllib.request
 port, reversed_, limit = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3])
 start, pages, out = None, 0, []
 while True:
-    q = {"limit": str(limit)}
+    q = {"limit": str(limit), "paged": "true"}
     if reversed_:
         q["reversed"] = "true"
     if start is not None:

@@ -157,11 +157,11 @@ http_lines() {
 }
 
 # http_page TABLE QUERY LIMIT K: the K-th page of LIMIT rows of a scan, each
-# page started from the previous one's next_startrow
+# page started from the previous one's next_startrow (Kiln's paged=true)
 http_page() {
     local table=$1 q=$2 limit=$3 k=$4 start= p
     for ((p = 1; p <= k; p++)); do
-        curl -sf "$U/$table/*?$q&limit=$limit${start:+&startrow=$start}" >"$work/page.json" || return 1
+        curl -sf "$U/$table/*?$q&paged=true&limit=$limit${start:+&startrow=$start}" >"$work/page.json" || return 1
         [ "$p" = "$k" ] && break
         local nxt
         nxt=$($CHECK next <"$work/page.json")
