@@ -43,6 +43,7 @@ CFLAGS   += -std=c11 -g $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS  += $(SANFLAGS) -pthread
 LIBS     := -lsnappy -lz -lzstd -llz4 -lm
 CMOCKA   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+CLIENT_LIBS := $(shell pkg-config --libs libcurl jansson 2>/dev/null || echo -lcurl -ljansson)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
@@ -84,9 +85,11 @@ ifneq ($(wildcard cli/kiln_main.c),)
 PROGRAMS += $(BIN)/kiln
 endif
 KILN_OBJS := $(BUILD)/obj/cli/kiln_main.o
-$(BIN)/kiln: $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB)
+# Only the client speaks HTTP as a client: libcurl and jansson link into
+# `kiln` alone, never into kiln-server or the libraries below cli/.
+$(BIN)/kiln: $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(STORAGE_LIB) $(CLIENT_LIBS) $(LIBS)
 
 ifneq ($(wildcard mapreduce/kiln_mr_main.c),)
 PROGRAMS += $(BIN)/kiln-mr

@@ -23,6 +23,7 @@
 #include "storage/schema.h"
 #include "storage/store_index.h"
 #include "storage/store_view.h"
+#include "storage/table.h"
 
 #define CMD_READ_CACHE_BYTES (64u << 20)
 #define CMD_READ_COL_WIDTH 32
@@ -735,4 +736,200 @@ cmd_count(const cli_globals *g, int argc, char **argv)
     cmd_read_free_specs(specs, nspecs);
     cmd_read_args_free(&a);
     return rc;
+}
+
+/* ------------------------------------------------------------------ multiget */
+
+static const char cmd_multiget_usage_text[] =
+    "Usage: kiln multiget TABLE ROW... [--columns C,...] [--versions N]\n"
+    "                     [--time-range MIN,MAX] [--json]\n"
+    "\n"
+    "Read several rows at once (HBase REST's multiget): the rows that have a\n"
+    "visible cell, printed as scan prints them, in the order given; absent rows\n"
+    "are left out. ROW and QUALIFIER are in printable form (\\xNN escapes).\n"
+    "\n"
+    "Options:\n"
+    "  --columns C,...        FAMILY or FAMILY:QUALIFIER, comma-separated\n"
+    "  --versions N           up to N versions per column (at most the family's)\n"
+    "  --time-range MIN,MAX   only cells with MIN <= timestamp < MAX (ms)\n"
+    "  --json                 HBase REST CellSet JSON instead of text\n";
+
+typedef struct cmd_multiget_out {
+    cli_out *o;
+    int json;
+    uint64_t rows;
+} cmd_multiget_out;
+
+static kiln_status
+cmd_multiget_row(void *arg, const store_row *r, kiln_err *err)
+{
+    (void)err;
+    cmd_multiget_out *m = arg;
+    if (m->json) {
+        cmd_read_json_row(m->o, r, m->rows == 0);
+    } else {
+        for (size_t i = 0; i < r->count; i++)
+            cmd_read_text_cell(m->o, &r->cells[i], 1);
+    }
+    m->rows++;
+    return KILN_OK;
+}
+
+int
+cmd_multiget(const cli_globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"columns", required_argument, NULL, 'c'},
+        {"versions", required_argument, NULL, 'v'},
+        {"time-range", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cmd_read_args a;
+    cmd_read_args_init(&a);
+    char **specs = NULL;
+    size_t nspecs = 0;
+    int c, rc = -1;
+    while (rc < 0 && (c = cmd_read_getopt("multiget", argc, argv, opts)) != -1) {
+        if (c == 'h') {
+            fputs(cmd_multiget_usage_text, stdout);
+            rc = 0;
+            break;
+        }
+        if (c == '?') {
+            rc = EX_USAGE;
+            break;
+        }
+        if (c == 'c') {
+            size_t k;
+            char **more = cmd_read_specs(optarg, &k);
+            specs = kiln_realloc(specs, (nspecs + k) * sizeof *specs);
+            memcpy(specs + nspecs, more, k * sizeof *more);
+            nspecs += k;
+            free(more);
+        }
+        int orc = cmd_read_scan_option("multiget", c, &a);
+        if (orc != 0)
+            rc = orc == -1 ? EX_USAGE : orc;
+    }
+    if (rc < 0 && argc - optind < 2)
+        rc = cli_usage_error("multiget", "needs TABLE and at least one ROW");
+    size_t nrows = rc < 0 ? (size_t)(argc - optind - 1) : 0;
+    kbuf *keys = kiln_calloc(nrows ? nrows : 1, sizeof *keys);
+    kslice *rows = kiln_calloc(nrows ? nrows : 1, sizeof *rows);
+    for (size_t i = 0; rc < 0 && i < nrows; i++) {
+        buf_init(&keys[i]);
+        if ((rc = cmd_read_key("multiget", "ROW", argv[optind + 1 + i], &keys[i])) == 0)
+            rc = -1;
+        if (rc < 0 && keys[i].len == 0)
+            rc = cli_usage_error("multiget", "ROW must not be empty");
+        rows[i] = buf_slice(&keys[i]);
+    }
+    block_cache *cache = NULL;
+    store_view *v = NULL;
+    remote *rem = NULL;
+    if (rc < 0) {
+        cmd_read_bind_columns(&a, (const char *const *)specs);
+        int orc = cmd_read_open(g, "multiget", argv[optind], &cache, &v, &rem);
+        if (orc != 0)
+            rc = orc;
+    }
+    if (rc < 0) {
+        kiln_err err;
+        status_clear(&err);
+        cli_out o;
+        cli_out_init(&o, STDOUT_FILENO);
+        if (a.json) {
+            cli_out_str(&o, "{\"Row\":[");
+        } else {
+            cli_out_str(&o, "ROW");
+            cmd_read_pad(&o, 3);
+            cli_out_str(&o, "COLUMN+CELL\n");
+        }
+        cmd_multiget_out m = {&o, a.json, 0};
+        kiln_status st = KILN_OK;
+        if (rem != NULL) {
+            st = remote_multiget(rem, argv[optind], rows, nrows, &a.so.read, cmd_multiget_row, &m,
+                                 &err);
+        } else {
+            store_row_buf *buf = store_row_buf_new();
+            for (size_t i = 0; st == KILN_OK && i < nrows; i++) {
+                store_row r;
+                st = store_view_get(v, rows[i].p, rows[i].n, &a.so.read, buf, &r, &err);
+                if (st == KILN_OK && r.count > 0)
+                    st = cmd_multiget_row(&m, &r, &err);
+            }
+            store_row_buf_free(buf);
+        }
+        if (a.json)
+            cli_out_str(&o, "]}\n");
+        else if (st == KILN_OK)
+            cli_out_printf(&o, "%" PRIu64 " row(s)\n", m.rows);
+        kiln_err oerr;
+        status_clear(&oerr);
+        kiln_status ost = cli_out_close(&o, &oerr);
+        rc = st != KILN_OK ? cli_report(&err) : ost != KILN_OK ? cli_report(&oerr) : 0;
+    }
+    store_view_unref(v);
+    block_cache_free(cache);
+    remote_close(rem);
+    for (size_t i = 0; i < nrows; i++)
+        buf_free(&keys[i]);
+    free(keys);
+    free(rows);
+    cmd_read_free_specs(specs, nspecs);
+    cmd_read_args_free(&a);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ exists */
+
+static const char cmd_exists_usage_text[] =
+    "Usage: kiln exists TABLE\n"
+    "\n"
+    "Say whether a table exists (HBase shell `exists`): prints \"Table T does\n"
+    "exist\" and exits 0, or \"Table T does not exist\" and exits 1.\n";
+
+int
+cmd_exists(const cli_globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c = cmd_read_getopt("exists", argc, argv, opts);
+    if (c == 'h') {
+        fputs(cmd_exists_usage_text, stdout);
+        return 0;
+    }
+    if (c != -1)
+        return EX_USAGE;
+    if (argc - optind != 1)
+        return cli_usage_error("exists", argc - optind < 1 ? "missing TABLE" : "too many arguments");
+    const char *name = argv[optind];
+    kiln_err err;
+    status_clear(&err);
+    int exists = 0;
+    kiln_status st;
+    if (g->server != NULL) {
+        remote *rem = NULL;
+        st = remote_open(g->server, &rem, &err);
+        if (st == KILN_OK)
+            st = remote_exists(rem, name, &exists, &err);
+        remote_close(rem);
+    } else {
+        kiln_table *t = NULL;
+        st = table_open(g->data_dir, name, &t, &err);
+        if (st == KILN_NOT_FOUND) {
+            st = KILN_OK;
+        } else if (st == KILN_OK) {
+            exists = 1;
+            table_close(t);
+        }
+    }
+    if (st != KILN_OK)
+        return cli_report(&err);
+    printf("Table %s does %sexist\n", name, exists ? "" : "not ");
+    return exists ? 0 : 1;
 }

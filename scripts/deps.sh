@@ -7,7 +7,8 @@ set -euo pipefail
 PKGS=(build-essential pkg-config clang libclang-rt-14-dev
       libopenmpi-dev openmpi-bin
       libsnappy-dev libcmocka-dev zlib1g-dev libzstd-dev liblz4-dev
-      curl redis-tools python3)
+      libcurl4-openssl-dev libjansson-dev
+      curl redis-tools python3 nodejs npm)
 
 # Extra packages when asked: deps.sh --bench (the peer harnesses of `make
 # bench`), deps.sh --browser (headless Chromium for the status-page test).
