@@ -757,14 +757,33 @@ static const char cmd_multiget_usage_text[] =
 typedef struct cmd_multiget_out {
     cli_out *o;
     int json;
+    int started;
     uint64_t rows;
 } cmd_multiget_out;
+
+/* The heading, once: after the first row is found or at the end, so that a
+ * server's "no such table" (known only then) leaves stdout empty. */
+static void
+cmd_multiget_start(cmd_multiget_out *m)
+{
+    if (m->started)
+        return;
+    m->started = 1;
+    if (m->json) {
+        cli_out_str(m->o, "{\"Row\":[");
+    } else {
+        cli_out_str(m->o, "ROW");
+        cmd_read_pad(m->o, 3);
+        cli_out_str(m->o, "COLUMN+CELL\n");
+    }
+}
 
 static kiln_status
 cmd_multiget_row(void *arg, const store_row *r, kiln_err *err)
 {
     (void)err;
     cmd_multiget_out *m = arg;
+    cmd_multiget_start(m);
     if (m->json) {
         cmd_read_json_row(m->o, r, m->rows == 0);
     } else {
@@ -840,14 +859,7 @@ cmd_multiget(const cli_globals *g, int argc, char **argv)
         status_clear(&err);
         cli_out o;
         cli_out_init(&o, STDOUT_FILENO);
-        if (a.json) {
-            cli_out_str(&o, "{\"Row\":[");
-        } else {
-            cli_out_str(&o, "ROW");
-            cmd_read_pad(&o, 3);
-            cli_out_str(&o, "COLUMN+CELL\n");
-        }
-        cmd_multiget_out m = {&o, a.json, 0};
+        cmd_multiget_out m = {&o, a.json, 0, 0};
         kiln_status st = KILN_OK;
         if (rem != NULL) {
             st = remote_multiget(rem, argv[optind], rows, nrows, &a.so.read, cmd_multiget_row, &m,
@@ -862,7 +874,9 @@ cmd_multiget(const cli_globals *g, int argc, char **argv)
             }
             store_row_buf_free(buf);
         }
-        if (a.json)
+        if (st == KILN_OK)
+            cmd_multiget_start(&m);
+        if (m.started && a.json)
             cli_out_str(&o, "]}\n");
         else if (st == KILN_OK)
             cli_out_printf(&o, "%" PRIu64 " row(s)\n", m.rows);

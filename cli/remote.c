@@ -1004,6 +1004,7 @@ static kiln_status
 remote_scanner_next(remote_scan *s, store_row *out, int *has_row, kiln_err *err)
 {
     remote_page *p = &s->r->page;
+    *has_row = 0;
     if (s->carry_out) {
         s->carry_out = 0;
         s->carry_has = 0;
