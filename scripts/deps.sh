@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Install the Debian packages Kiln needs to build, test and benchmark.
+# Install the Debian packages Kiln needs to build, test and benchmark, then
+# the npm packages of tests/rest-client (a stock HBase REST client library the
+# tests drive kiln-server with) from package-lock.json.
 # As root it installs what is missing with apt-get; otherwise it prints the
 # exact command to run. Safe to run repeatedly: it does nothing when all is there.
 set -euo pipefail
@@ -19,15 +21,34 @@ for arg in "$@"; do
   esac
 done
 
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+# The stock HBase REST client of tests/serving/stock_client_test.sh: the npm
+# package pinned by tests/rest-client/package-lock.json, installed into
+# tests/rest-client/node_modules (not tracked) from the npm registry.
+rest_client() {
+  local dir=$ROOT/tests/rest-client
+  [ -f "$dir/node_modules/hbase/package.json" ] && return 0
+  command -v npm >/dev/null || { echo "kiln: npm is missing" >&2; return 1; }
+  echo "kiln: installing the npm packages of tests/rest-client" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
+
 missing=()
 for p in "${PKGS[@]}"; do
+  # Node from another packager (nodesource's nodejs carries npm) will do.
+  case $p in
+  nodejs) command -v node >/dev/null && continue ;;
+  npm) command -v npm >/dev/null && continue ;;
+  esac
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+  rest_client
+  exit $?
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -40,3 +61,4 @@ echo "kiln: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+rest_client
