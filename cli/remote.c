@@ -695,16 +695,17 @@ remote_scan_new(remote *r, const char *table, const store_scan_opts *o)
 
 static void
 remote_scan_target(remote_scan *s, const uint8_t *start, size_t start_len, uint64_t limit,
-                   const char *route)
+                   int count)
 {
     kbuf *b = &s->r->target;
     remote_table_path(b, s->table);
-    buf_append_u8(b, '/');
-    remote_str(b, route);
+    /* Kiln's pages and counts are parameters of HBase's row glob route */
+    remote_str(b, "/*");
     if (s->index.len > 0) {
         buf_append_u8(b, '?');
         buf_append(b, s->index.data, s->index.len);
     }
+    remote_param(b, count ? "count" : "paged", (const uint8_t *)"true", 4);
     if (start_len > 0)
         remote_param(b, s->index.len > 0 ? "after" : "startrow", start, start_len);
     if (s->so.stop_len > 0)
@@ -724,7 +725,7 @@ remote_scan_page(remote_scan *s, const uint8_t *start, size_t start_len, kiln_er
 {
     remote *r = s->r;
     uint64_t limit = s->so.limit > 0 ? s->so.limit - s->returned : 0;
-    remote_scan_target(s, start, start_len, limit, "*");
+    remote_scan_target(s, start, start_len, limit, 0);
     json_t *root;
     const rest_http_response *resp;
     kiln_status st = remote_call(r, &root, &resp, err);
@@ -1186,7 +1187,9 @@ remote_count_kiln(remote_scan *s, uint64_t *rows, int *unsupported, kiln_err *er
         kbuf start = KBUF_INIT;
         buf_append(&start, s->so.start, s->so.start_len);
         for (;;) {
-            remote_scan_target(s, start.data, start.len, 0, "count");
+            /* Kiln's count ignores limit=1; it keeps HBase's stateless
+             * scan, which has no count, from answering with every row */
+            remote_scan_target(s, start.data, start.len, 1, 1);
             const rest_http_response *resp;
             st = remote_get_target(r, &resp, err);
             if (st != KILN_OK)
@@ -1212,11 +1215,16 @@ remote_count_kiln(remote_scan *s, uint64_t *rows, int *unsupported, kiln_err *er
             json_t *root;
             if ((st = remote_parse(r, resp, &root, err)) != KILN_OK)
                 break;
+            const json_t *cj = json_object_get(root, "count");
+            if (first && cj == NULL) {
+                json_decref(root);
+                *unsupported = 1;
+                break;
+            }
             if (!first && resp->has_version && resp->version != version)
                 changed = 1;
             version = resp->version;
             first = 0;
-            const json_t *cj = json_object_get(root, "count");
             if (!json_is_integer(cj) || json_integer_value(cj) < 0) {
                 json_decref(root);
                 st = status_set(err, KILN_CORRUPTION, "%s: answer: bad count",
@@ -1303,8 +1311,13 @@ remote_list(remote *r, char ***names, size_t *count, kiln_err *err)
                             rest_http_name(r->http));
             break;
         }
-        (*names)[(*count)++] = (char *)kiln_memdup(json_string_value(name),
-                                                   json_string_length(name) + 1);
+        /* HBase names default-namespace tables without "default:" */
+        const char *nm = json_string_value(name);
+        char canon[SCHEMA_NAME_MAX + 1];
+        kiln_err cerr;
+        if (strchr(nm, ':') == NULL && schema_name_canon(nm, canon, &cerr) == KILN_OK)
+            nm = canon;
+        (*names)[(*count)++] = (char *)kiln_memdup(nm, strlen(nm) + 1);
     }
     json_decref(root);
     if (st != KILN_OK) {
@@ -1363,7 +1376,7 @@ remote_schema(remote *r, const char *table, kiln_schema *out, size_t *regions,
         json_decref(root);
         return status_set(err, KILN_CORRUPTION, "%s: answer: incomplete schema", who);
     }
-    snprintf(out->name, sizeof out->name, "%s", name);
+    snprintf(out->name, sizeof out->name, "%s%s", strchr(name, ':') ? "" : "default:", name);
     out->keep_versions = (uint32_t)keep;
     out->salt_buckets = (uint32_t)salt;
     out->created_ms = (int64_t)created;
@@ -1432,7 +1445,7 @@ remote_regions(remote *r, const char *table, char *name, uint64_t *version, remo
         json_decref(root);
         return status_set(err, KILN_CORRUPTION, "%s: answer: bad regions", who);
     }
-    snprintf(name, SCHEMA_NAME_MAX + 1, "%s", tn);
+    snprintf(name, SCHEMA_NAME_MAX + 1, "%s%s", strchr(tn, ':') ? "" : "default:", tn);
     *version = ver;
     const json_t *regs = json_object_get(root, "Region");
     size_t n = json_array_size(regs);

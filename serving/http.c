@@ -200,6 +200,8 @@ http_parse_request(const uint8_t *p, size_t head_len, http_header *headers, size
         } else if (http_slice_ieq(name, "accept")) {
             if (req->accept.p == NULL)
                 req->accept = value;
+        } else if (http_slice_ieq(name, "content-type")) {
+            req->content_type = value;
         } else if (http_slice_ieq(name, "connection")) {
             conn_close |= http_list_has(value, "close");
             conn_keep |= http_list_has(value, "keep-alive");
@@ -210,15 +212,16 @@ http_parse_request(const uint8_t *p, size_t head_len, http_header *headers, size
             have_len = 1;
             content_length = v;
         } else if (http_slice_ieq(name, "transfer-encoding")) {
-            return http_fail(e, 501, "request bodies are not accepted");
+            return http_fail(e, 501, "chunked request bodies are not accepted (send Content-Length)");
         }
     }
     if (line_no == 0)
         return http_fail(e, 400, "malformed request");
     if (req->version_minor >= 1 && hosts != 1)
         return http_fail(e, 400, hosts ? "more than one Host header" : "missing Host header");
-    if (content_length > 0)
-        return http_fail(e, 413, "request bodies are not accepted");
+    if (content_length > HTTP_BODY_MAX)
+        return http_fail(e, 413, "request body too large");
+    req->content_length = (size_t)content_length;
     req->keep_alive = req->version_minor >= 1 ? !conn_close : conn_keep && !conn_close;
     req->head_only = req->method.n == 4 && memcmp(req->method.p, "HEAD", 4) == 0;
     req->head_len = head_len;

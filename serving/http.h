@@ -6,8 +6,10 @@
  * of the head incrementally (so a head that trickles in byte by byte is
  * scanned once); http_parse_request then parses the complete head into
  * slices that borrow from the caller's buffer: they stay valid while those
- * bytes do. Requests with a body are not accepted (this API only reads):
- * the parser reports them so the server can answer and close.
+ * bytes do. A request body is announced by Content-Length (at most
+ * HTTP_BODY_MAX bytes; the server's --max-request-bytes bounds head and body
+ * together); the server reads it after the head and hands it over in
+ * http_request.body. Chunked request bodies are refused (501).
  *
  * Thread-safety: stateless functions; a request belongs to one thread.
  */
@@ -20,6 +22,7 @@
 #include "storage/buf.h"
 
 #define HTTP_HEADERS_MAX_DEFAULT 64
+#define HTTP_BODY_MAX ((size_t)1 << 20)
 
 typedef struct http_header {
     kslice name;
@@ -39,6 +42,9 @@ typedef struct http_request {
     kslice accept;            /* empty if absent */
     int head_only;            /* method HEAD */
     size_t head_len;          /* bytes of the head, final CRLF included */
+    size_t content_length;    /* body bytes announced (0: none) */
+    kslice body;              /* the body, once the server has it (borrowed) */
+    kslice content_type;      /* empty if absent */
 } http_request;
 
 /* Parse errors carry the status to answer with and a short reason. */
@@ -55,7 +61,7 @@ size_t http_head_end(const uint8_t *p, size_t n, size_t *scan);
 /* Parse a complete head of head_len bytes (as http_head_end returned).
  * headers has room for max_headers entries. Returns 0 and fills req, or -1
  * and fills e: 400 malformed syntax or a missing Host in HTTP/1.1, 413 a
- * request body, 431 more than max_headers headers, 501 Transfer-Encoding,
+ * body over HTTP_BODY_MAX, 431 more than max_headers headers, 501 Transfer-Encoding,
  * 505 an HTTP major version other than 1. */
 int http_parse_request(const uint8_t *p, size_t head_len, http_header *headers,
                        size_t max_headers, http_request *req, http_error *e);

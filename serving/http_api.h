@@ -1,31 +1,36 @@
-/* http_api.h -- the HTTP routes of kiln-server, shaped like the HBase REST
- * gateway (DESIGN.md section 4). The server parses a request (http.h) and
- * hands it here; the handler answers from the worker's view snapshot and
- * fills a reply (status, content type, body and a few headers) that the
- * server frames and sends.
+/* http_api.h -- the HTTP routes of kiln-server: HBase REST's read API
+ * (DESIGN.md section 4). The server parses a request (http.h) and hands it
+ * here; the handler answers from the worker's view snapshot and fills a
+ * reply (status, content type, body and a few headers) that the server
+ * frames and sends.
  *
- *   GET /                                   tables           {"table":[{"name":..}]}
- *   GET /version[/cluster]                  server version
+ *   GET /                                   tables ("t" for default:t)
+ *   GET /version | /version/cluster         gateway and cluster version
+ *   GET /status/cluster                     the cluster's regions
+ *   GET /namespaces[/NS[/tables]]           namespaces, their tables
  *   GET /metrics | /healthz | /status       Prometheus text, health, HTML page
- *   GET /TABLE/schema                       families and settings
- *   GET /TABLE/regions                      regions, files, bytes
+ *   GET /TABLE/schema | regions | exists    families, regions, 200 or 404
  *   GET /TABLE/ROW[/COLUMNS[/TS[,TS2]]]     one row; ?v=N, ?starttime=&endtime=
- *   GET /TABLE/multiget?row=R1&row=R2...    several rows (?column=, ?v=)
- *   GET /TABLE/STAR?startrow=&endrow=&prefix=&limit=&reversed=&column=
- *                                           a scan (STAR: the segment "*")
- *   GET /TABLE/PREFIXSTAR                   a scan of the rows starting with PREFIX
- *   GET /TABLE/count?startrow=&endrow=&prefix=&column=   rows counted, paged
+ *   GET /TABLE/PREFIX*[/COLUMNS]            the rows starting with PREFIX
+ *   GET /TABLE/START,END[/COLUMNS]          the rows in [START, END)
+ *   GET /TABLE/multiget[/COLUMNS]?row=R1&row=R2...
+ *   GET /TABLE/STAR?startrow=&endrow=&prefix=&limit=&reversed=&column=&filter=
+ *                                           a scan (STAR: the segment "*");
+ *                                           Kiln's extensions: paged=true
+ *                                           (pages with next_startrow),
+ *                                           count=true, index=NAME
+ *   PUT|POST /TABLE/scanner                 a stateful scanner (Scanner body)
+ *   GET|DELETE /TABLE/scanner/ID            its next batch (204 at the end); close
  *
- * Path segments are percent-decoded after the path is split on '/', and
- * column lists after splitting on ',' and the first ':', so reserved bytes
- * inside keys are written %2F, %2C, %3A. The route words (schema, regions,
- * multiget, count, and the trailing '*') are matched before decoding: the row "schema" is
- * /TABLE/%73chema. Every table response carries X-Kiln-Version, the version
- * it was read from. Errors are one line of JSON:
- *   {"status":404,"code":"no_row","message":"..."}
+ * Representations follow Accept: application/json, text/xml,
+ * application/x-protobuf, application/octet-stream (one cell). Path
+ * segments are decoded as http_req.c describes. Every table response
+ * carries X-Kiln-Version, the version it was read from. Errors are one line
+ * of JSON, {"status":404,"code":"no_row","message":"..."}, or HBase's
+ * plain text for XML and protobuf clients.
  *
  * Thread-safety: an http_api belongs to one worker thread; the env is
- * shared and read-only.
+ * shared (its scanner registry is thread-safe).
  */
 #ifndef KILN_HTTP_API_H
 #define KILN_HTTP_API_H
@@ -45,6 +50,9 @@
 #define HTTP_API_COUNT_MS 25
 #define HTTP_API_MULTIGET_MAX 1000
 #define HTTP_API_COLUMNS_MAX 64
+#define HTTP_API_SCAN_MAX_BYTES_DEFAULT ((size_t)64 << 20)
+
+typedef struct http_scanners http_scanners;
 
 /* What every worker shares. */
 typedef struct http_api_env {
@@ -58,6 +66,8 @@ typedef struct http_api_env {
     uint64_t page_rows;           /* rows per scan page at most */
     size_t page_bytes;            /* body bytes per scan page, roughly */
     uint64_t count_rows;          /* rows per count page at most */
+    size_t scan_max_bytes;        /* an unpaged scan's body at most */
+    http_scanners *scanners;      /* open scanners (http_scanner.h) */
     atomic_int draining;          /* /healthz answers 503 once set */
 } http_api_env;
 
@@ -70,6 +80,7 @@ typedef struct http_api_reply {
     int has_timestamp;
     int64_t timestamp;            /* X-Timestamp (raw cell values) */
     const char *allow;            /* Allow header (405) */
+    const char *location;         /* Location header (201), the api's; NULL if none */
     kbuf *body;                   /* the api's buffer, valid until the next call */
 } http_api_reply;
 

@@ -29,6 +29,7 @@ typedef enum metrics_route {
     ROUTE_METRICS,
     ROUTE_HEALTHZ,
     ROUTE_STATUS,
+    ROUTE_SCANNER,        /* the stateful scanner protocol */
     ROUTE_OTHER,          /* unknown paths and unparsable requests */
     ROUTE_RESP_GET,
     ROUTE_RESP_MGET,

@@ -26,6 +26,7 @@
 #include "serving/ev.h"
 #include "serving/http.h"
 #include "serving/http_api.h"
+#include "serving/http_scanner.h"
 #include "serving/metrics.h"
 #include "serving/net.h"
 #include "serving/resp.h"
@@ -250,11 +251,18 @@ conn_http_reply(conn *c, const http_api_reply *r, int keep_alive, int head_only,
     server_append_str(o, http_status_text(r->status));
     server_append_str(o, "\r\nServer: kiln-server/" KILN_VERSION "\r\n");
     buf_append(o, c->w->date, c->w->date_len);
-    server_append_str(o, "Content-Type: ");
-    server_append_str(o, r->content_type);
-    server_append_str(o, "\r\nContent-Length: ");
-    server_append_u64(o, r->body->len);
-    server_append_str(o, "\r\n");
+    if (r->status != 204) {   /* RFC 9110: a 204 carries neither */
+        server_append_str(o, "Content-Type: ");
+        server_append_str(o, r->content_type);
+        server_append_str(o, "\r\nContent-Length: ");
+        server_append_u64(o, r->body->len);
+        server_append_str(o, "\r\n");
+    }
+    if (r->location != NULL) {
+        server_append_str(o, "Location: ");
+        server_append_str(o, r->location);
+        server_append_str(o, "\r\n");
+    }
     if (r->has_version) {
         server_append_str(o, "X-Kiln-Version: ");
         server_append_u64(o, r->version);
@@ -277,7 +285,7 @@ conn_http_reply(conn *c, const http_api_reply *r, int keep_alive, int head_only,
     else if (minor == 0)
         server_append_str(o, "Connection: keep-alive\r\n");
     server_append_str(o, "\r\n");
-    if (!head_only)
+    if (!head_only && r->status != 204)
         buf_append(o, r->body->data, r->body->len);
 }
 
@@ -328,12 +336,22 @@ conn_http_process(conn *c)
             pos += head;
             break;
         }
+        if (req.content_length > 0) {
+            if (head + req.content_length > w->s->cfg.max_request_bytes) {
+                conn_http_fail(c, 413, "request body larger than --max-request-bytes");
+                pos += head;
+                break;
+            }
+            if (c->rlen - pos < head + req.content_length)
+                break;   /* the body is still coming; the head is parsed again then */
+            req.body = kslice_make(c->rbuf + pos + head, req.content_length);
+        }
         http_api_reply r;
         http_api_handle(w->api, &req, &r);
         int keep = req.keep_alive && !w->draining;
         conn_http_reply(c, &r, keep, req.head_only, req.version_minor);
         metrics_observe(w->m, r.route, r.status, server_now_ns() - t0);
-        pos += head;
+        pos += head + req.content_length;
         if (!keep)
             c->closing = 1;
     }
@@ -812,6 +830,9 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->env.page_rows = cfg->page_rows;
     s->env.page_bytes = cfg->page_bytes ? cfg->page_bytes : HTTP_API_PAGE_BYTES_DEFAULT;
     s->env.count_rows = HTTP_API_COUNT_ROWS_DEFAULT;
+    s->env.scan_max_bytes = cfg->scan_max_bytes ? cfg->scan_max_bytes
+                                                : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
+    s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);
     atomic_init(&s->env.draining, 0);
     s->renv.views = s->views;
     s->renv.metrics = s->metrics;
@@ -905,6 +926,7 @@ server_free(server *s)
         free(w->argv);
     }
     free(s->workers);
+    http_scanners_free(s->env.scanners);   /* before the views: scans hold versions */
     views_close(s->views);
     metrics_free(s->metrics);
     resp_api_env_free(&s->renv);

@@ -50,6 +50,9 @@ typedef struct server_config {
     int drain_timeout_ms;
     uint64_t page_rows;               /* rows per scan page */
     size_t page_bytes;
+    size_t scan_max_bytes;            /* an unpaged /TABLE/STAR answer at most (0: default) */
+    size_t scanners_max;              /* open REST scanners at most (0: default) */
+    long scanner_idle_ms;             /* an unused scanner closes after it (0: default) */
     long poll_ms;                     /* CURRENT checks */
     long warm_ms;                     /* warm-up budget of a swap */
     long prefetch_ms;                 /* block prefetch budget of a swap (0: none) */

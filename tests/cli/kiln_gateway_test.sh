@@ -192,7 +192,7 @@ same "count" count users
 same "count prefix" count users --prefix r00
 expect_grep "count by scanner" "$LOG" '^POST /users/scanner$'
 expect_rc "list" 0 "$KILN" --server "$S" list
-expect_grep "list names the table" "$T/out" '^users$'
+expect_grep "list names the table (default namespace)" "$T/out" '^default:users$'
 expect_rc "describe" 0 "$KILN" --server "$S" describe users
 expect_grep "describe families" "$T/out" "f"
 

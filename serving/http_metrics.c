@@ -1,0 +1,155 @@
+/* http_metrics.c -- the Prometheus text of GET /metrics: the request
+ * metrics (metrics.h), then block cache, views, row cache and process
+ * gauges read at the time of the request.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serving/http_api_int.h"
+
+static long
+http_metrics_open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return -1;
+    long n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.')
+            n++;
+    }
+    closedir(d);
+    return n - 1;   /* the directory stream itself */
+}
+
+static long
+http_metrics_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return -1;
+    long size = 0, rss = 0;
+    int ok = fscanf(f, "%ld %ld", &size, &rss) == 2;
+    fclose(f);
+    return ok ? rss * sysconf(_SC_PAGESIZE) : -1;
+}
+
+static void
+http_metrics_printf(kbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+http_metrics_printf(kbuf *b, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        buf_append(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+void
+http_metrics_render(http_api *a, http_api_reply *out)
+{
+    kbuf *b = &a->body;
+    out->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    metrics_render(a->env->metrics, b);
+    block_cache_stats bs;
+    block_cache_get_stats(views_block_cache(a->env->views), &bs);
+    double bt = (double)(bs.hits + bs.misses);
+    http_metrics_printf(b,
+                    "# HELP kiln_block_cache_hits_total Block cache lookups that hit.\n"
+                    "# TYPE kiln_block_cache_hits_total counter\n"
+                    "kiln_block_cache_hits_total %llu\n"
+                    "# HELP kiln_block_cache_misses_total Block cache lookups that missed.\n"
+                    "# TYPE kiln_block_cache_misses_total counter\n"
+                    "kiln_block_cache_misses_total %llu\n"
+                    "# HELP kiln_block_cache_hit_ratio Hits over lookups since start.\n"
+                    "# TYPE kiln_block_cache_hit_ratio gauge\n"
+                    "kiln_block_cache_hit_ratio %.6f\n",
+                    (unsigned long long)bs.hits, (unsigned long long)bs.misses,
+                    bt > 0 ? (double)bs.hits / bt : 0.0);
+    http_metrics_printf(b,
+                    "# HELP kiln_block_cache_bytes Bytes of decoded blocks cached.\n"
+                    "# TYPE kiln_block_cache_bytes gauge\nkiln_block_cache_bytes %llu\n"
+                    "# HELP kiln_block_cache_capacity_bytes The block cache budget.\n"
+                    "# TYPE kiln_block_cache_capacity_bytes gauge\n"
+                    "kiln_block_cache_capacity_bytes %llu\n"
+                    "# HELP kiln_block_cache_evictions_total Blocks evicted.\n"
+                    "# TYPE kiln_block_cache_evictions_total counter\n"
+                    "kiln_block_cache_evictions_total %llu\n",
+                    (unsigned long long)bs.bytes_used, (unsigned long long)bs.capacity,
+                    (unsigned long long)bs.evictions);
+    rowcache_stats tot;
+    views_table_info *infos;
+    size_t n = views_table_infos(a->env->views, &infos);
+    http_metrics_printf(b, "# HELP kiln_view_version The view version served, per table.\n"
+                       "# TYPE kiln_view_version gauge\n");
+    for (size_t i = 0; i < n; i++)
+        http_metrics_printf(b, "kiln_view_version{table=\"%s\"} %llu\n", infos[i].name,
+                        (unsigned long long)infos[i].version);
+    http_metrics_printf(b, "# HELP kiln_view_swaps_total Versions swapped in while serving.\n"
+                       "# TYPE kiln_view_swaps_total counter\n");
+    for (size_t i = 0; i < n; i++)
+        http_metrics_printf(b, "kiln_view_swaps_total{table=\"%s\"} %llu\n", infos[i].name,
+                        (unsigned long long)infos[i].swaps);
+    http_metrics_printf(b, "# HELP kiln_view_warm_seconds Time the last swap spent warming.\n"
+                       "# TYPE kiln_view_warm_seconds gauge\n");
+    for (size_t i = 0; i < n; i++)
+        http_metrics_printf(b, "kiln_view_warm_seconds{table=\"%s\"} %.6f\n", infos[i].name,
+                        infos[i].last_warm_ms / 1e3);
+    http_metrics_printf(b, "# HELP kiln_view_prefetch_bytes Bytes of blocks the last swap read "
+                       "into the block cache before serving.\n"
+                       "# TYPE kiln_view_prefetch_bytes gauge\n");
+    for (size_t i = 0; i < n; i++)
+        http_metrics_printf(b, "kiln_view_prefetch_bytes{table=\"%s\"} %llu\n", infos[i].name,
+                        (unsigned long long)infos[i].last_prefetch_bytes);
+    http_metrics_printf(b, "# HELP kiln_view_open_error 1 while the current version of a table "
+                       "cannot be opened.\n# TYPE kiln_view_open_error gauge\n");
+    for (size_t i = 0; i < n; i++)
+        http_metrics_printf(b, "kiln_view_open_error{table=\"%s\"} %d\n", infos[i].name,
+                        infos[i].error[0] != '\0');
+    free(infos);
+    views_rowcache_totals(a->reader, &tot);
+    double rt = (double)(tot.hits + tot.misses);
+    http_metrics_printf(b,
+                    "# HELP kiln_row_cache_hits_total Row cache hits (versions now served).\n"
+                    "# TYPE kiln_row_cache_hits_total counter\n"
+                    "kiln_row_cache_hits_total %llu\n"
+                    "# HELP kiln_row_cache_misses_total Row cache misses (versions now "
+                    "served).\n# TYPE kiln_row_cache_misses_total counter\n"
+                    "kiln_row_cache_misses_total %llu\n"
+                    "# HELP kiln_row_cache_hit_ratio Row cache hits over lookups.\n"
+                    "# TYPE kiln_row_cache_hit_ratio gauge\nkiln_row_cache_hit_ratio %.6f\n"
+                    "# HELP kiln_row_cache_bytes Bytes held by row caches.\n"
+                    "# TYPE kiln_row_cache_bytes gauge\nkiln_row_cache_bytes %llu\n"
+                    "# HELP kiln_row_cache_capacity_bytes The row cache budget.\n"
+                    "# TYPE kiln_row_cache_capacity_bytes gauge\n"
+                    "kiln_row_cache_capacity_bytes %llu\n",
+                    (unsigned long long)tot.hits, (unsigned long long)tot.misses,
+                    rt > 0 ? (double)tot.hits / rt : 0.0,
+                    (unsigned long long)rowcache_pool_used(views_rowcache_pool(a->env->views)),
+                    (unsigned long long)rowcache_pool_capacity(
+                        views_rowcache_pool(a->env->views)));
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    http_metrics_printf(b,
+                    "# HELP kiln_open_files Open file descriptors of the process.\n"
+                    "# TYPE kiln_open_files gauge\nkiln_open_files %ld\n"
+                    "# HELP kiln_process_resident_bytes Resident memory of the process.\n"
+                    "# TYPE kiln_process_resident_bytes gauge\n"
+                    "kiln_process_resident_bytes %ld\n"
+                    "# HELP kiln_uptime_seconds Seconds since the server started.\n"
+                    "# TYPE kiln_uptime_seconds gauge\nkiln_uptime_seconds %.3f\n"
+                    "# HELP kiln_worker_threads Worker threads.\n"
+                    "# TYPE kiln_worker_threads gauge\nkiln_worker_threads %d\n",
+                    http_metrics_open_fds(), http_metrics_rss_bytes(),
+                    (double)(now_ms - a->env->started_ms) / 1e3, a->env->threads);
+}

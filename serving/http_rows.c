@@ -1,0 +1,384 @@
+/* http_rows.c -- the routes that read rows without server state: one row
+ * (with columns, versions and times), globs and ranges, multiget, the
+ * stateless /TABLE/STAR scan with Kiln's paging, counting and index scans
+ * as query parameters of it, and /TABLE/exists.
+ *
+ * A stateless scan answers every row it selects (as HBase's gateway does)
+ * unless the client asks for Kiln's pages (paged=true): then at most
+ * page_rows rows or about page_bytes bytes come back, and the answer names
+ * the row the next page starts at ("next_startrow"). An unpaged answer
+ * larger than scan_max_bytes is refused (413) rather than cut silently.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "serving/http_api_int.h"
+#include "serving/json.h"
+#include "storage/store_index.h"
+
+static int
+http_rows_filter(http_api *a, filter **f, http_api_reply *out)
+{
+    *f = NULL;
+    if (a->rq.filter.p == NULL)
+        return 0;
+    kiln_err err;
+    status_clear(&err);
+    if (filter_parse((const char *)a->rq.filter.p, a->rq.filter.n, f, &err) != KILN_OK) {
+        http_api_fail(a, out, 400, "bad_filter", "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Write row r through filter f (NULL: all cells). Returns 1 if written. */
+static int
+http_rows_emit(http_api *a, http_cellset *cs, filter *f, const store_row *r, int *done)
+{
+    *done = 0;
+    if (f == NULL) {
+        http_cellset_row(cs, r->row, r->cells, r->count);
+        return 1;
+    }
+    kiln_cell *cells = http_api_fcells(a, r->count);
+    size_t n = filter_row(f, r, cells, done);
+    if (n == 0)
+        return 0;
+    http_cellset_row(cs, r->row, cells, n);
+    return 1;
+}
+
+void
+http_rows_exists(http_api *a, views_entry *e, http_api_reply *out)
+{
+    (void)e;
+    out->content_type = "text/plain";
+    (void)a;
+}
+
+void
+http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
+{
+    http_req *q = &a->rq;
+    if (q->row_glob || q->row_range) {
+        if (q->row_glob) {
+            q->so.prefix = q->row.p;
+            q->so.prefix_len = q->row.n;
+        } else {
+            q->so.start = q->row.p;
+            q->so.start_len = q->row.n;
+            q->so.stop = q->end_row.p;
+            q->so.stop_len = q->end_row.n;
+        }
+        out->route = ROUTE_SCAN;
+        http_rows_scan(a, e, out);
+        return;
+    }
+    store_row r;
+    kiln_err err;
+    status_clear(&err);
+    if (views_get(e, a->ctx, q->row.p, q->row.n, &q->so.read, &r, &err) != KILN_OK) {
+        http_api_fail_status(a, out, &err);
+        return;
+    }
+    filter *f;
+    if (http_rows_filter(a, &f, out) != 0)
+        return;
+    if (f != NULL && r.count > 0) {
+        int done;
+        kiln_cell *cells = http_api_fcells(a, r.count);
+        r.count = filter_row(f, &r, cells, &done);
+        r.cells = cells;
+    }
+    filter_free(f);
+    if (r.count == 0) {
+        buf_reset(&a->tmp);
+        cell_to_string_binary(&a->tmp, q->row.p, q->row.n < 512 ? q->row.n : 512);
+        http_api_fail(a, out, 404, "no_row", "%s: row '%.*s' not found", views_entry_name(e),
+                      (int)a->tmp.len, (const char *)a->tmp.data);
+        return;
+    }
+    if (q->rep == HTTP_REP_RAW) {
+        if (r.count != 1) {
+            http_api_fail(a, out, 406, "not_acceptable",
+                          "application/octet-stream needs exactly one cell; this read has %zu "
+                          "(name one column)", r.count);
+            return;
+        }
+        out->content_type = "application/octet-stream";
+        out->has_timestamp = 1;
+        out->timestamp = r.cells[0].ts;
+        buf_append(&a->body, r.cells[0].value, r.cells[0].value_len);
+        return;
+    }
+    http_cellset cs;
+    out->content_type = http_rep_mime(q->rep);
+    http_cellset_begin(&cs, q->rep, &a->body);
+    http_cellset_row(&cs, r.row, r.cells, r.count);
+    http_cellset_end(&cs, NULL);
+    http_cellset_free(&cs);
+}
+
+void
+http_rows_multiget(http_api *a, views_entry *e, http_api_reply *out)
+{
+    http_req *q = &a->rq;
+    if (q->nrows == 0) {
+        http_api_fail(a, out, 400, "bad_request", "multiget needs at least one row= parameter");
+        return;
+    }
+    filter *f;
+    if (http_rows_filter(a, &f, out) != 0)
+        return;
+    http_rep rep = q->rep == HTTP_REP_RAW ? HTTP_REP_JSON : q->rep;
+    http_cellset cs;
+    out->content_type = http_rep_mime(rep);
+    http_cellset_begin(&cs, rep, &a->body);
+    size_t found = 0;
+    for (size_t i = 0; i < q->nrows; i++) {
+        store_row r;
+        kiln_err err;
+        int done;
+        status_clear(&err);
+        if (views_get(e, a->ctx, q->rows[i].p, q->rows[i].n, &q->so.read, &r, &err) !=
+            KILN_OK) {
+            http_api_fail_status(a, out, &err);
+            goto end;
+        }
+        if (r.count > 0)
+            found += (size_t)http_rows_emit(a, &cs, f, &r, &done);
+    }
+    if (found == 0) {
+        http_api_fail(a, out, 404, "no_row", "%s: none of the %zu rows exists",
+                      views_entry_name(e), q->nrows);
+        goto end;
+    }
+    http_cellset_end(&cs, NULL);
+end:
+    http_cellset_free(&cs);
+    filter_free(f);
+}
+
+/* A scan with index=NAME[&value=V]...[&value_start=A][&value_stop=B][&after=K]:
+ * the table's rows through its secondary index NAME (storage/store_index.h).
+ * When a page is cut short the JSON carries "next_after": B64. */
+static void
+http_rows_index_scan(http_api *a, views_entry *e, http_api_reply *out)
+{
+    http_req *q = &a->rq;
+    store_index_opts io;
+    store_index_opts_init(&io);
+    kslice vals[STORE_INDEX_COLUMNS_MAX];
+    kslice index = kslice_make(NULL, 0);
+    kslice query = q->http->query, name, value;
+    kbuf dec = KBUF_INIT;
+    buf_reserve(&dec, q->http->query.n + 1);   /* decoded values never move */
+    while (http_query_next(&query, &name, &value)) {
+        kslice *dst = NULL;
+        if (http_slice_ieq(name, "index"))
+            dst = &index;
+        else if (http_slice_ieq(name, "value")) {
+            if (io.nvalues == STORE_INDEX_COLUMNS_MAX) {
+                http_api_fail(a, out, 400, "bad_request", "more than %d values",
+                              STORE_INDEX_COLUMNS_MAX);
+                goto done;
+            }
+            dst = &vals[io.nvalues++];
+        } else if (http_slice_ieq(name, "value_start")) {
+            dst = &io.value_start;
+            io.has_value_start = 1;
+        } else if (http_slice_ieq(name, "value_stop")) {
+            dst = &io.value_stop;
+            io.has_value_stop = 1;
+        } else if (http_slice_ieq(name, "after")) {
+            dst = &io.after;
+        }
+        if (dst == NULL)
+            continue;
+        size_t off = dec.len;
+        if (http_pct_decode(value, 1, &dec) != 0 || dec.len - off > CELL_ROW_MAX) {
+            http_api_fail(a, out, 400, "bad_request", "%.*s: bad value", (int)name.n,
+                          (const char *)name.p);
+            goto done;
+        }
+        buf_append_u8(&dec, '\0');
+        *dst = kslice_make(dec.data + off, dec.len - off - 1);
+    }
+    if (index.n == 0 || memchr(index.p, '\0', index.n) != NULL) {
+        http_api_fail(a, out, 400, "bad_request", "index: bad index name");
+        goto done;
+    }
+    if (q->so.start_len > 0 || q->so.stop_len > 0 || q->so.prefix_len > 0 || q->so.reversed) {
+        http_api_fail(a, out, 400, "bad_request",
+                      "index scans take value, value_start, value_stop and after, not "
+                      "startrow, endrow, prefix or reversed");
+        goto done;
+    }
+    io.values = vals;
+    io.read = q->so.read;
+    uint64_t page = a->env->page_rows;
+    if (q->has_limit && q->so.limit < page)
+        page = q->so.limit;
+    io.limit = page + 1;
+    store_index_scan *s;
+    kiln_err err;
+    status_clear(&err);
+    if (store_index_scan_open(views_entry_view(e), (const char *)index.p, &io, &s, &err) !=
+        KILN_OK) {
+        http_api_fail_status(a, out, &err);
+        goto done;
+    }
+    http_cellset cs;
+    http_cellset_begin(&cs, HTTP_REP_JSON, &a->body);
+    uint64_t rows = 0;
+    kbuf last = KBUF_INIT;
+    for (;;) {
+        store_row r;
+        int has;
+        if (store_index_scan_next(s, &r, &has, &err) != KILN_OK) {
+            http_api_fail_status(a, out, &err);
+            break;
+        }
+        if (!has) {
+            http_cellset_end(&cs, NULL);
+            break;
+        }
+        if (rows == page || a->body.len >= a->env->page_bytes) {
+            json_raw(&a->body, "],\"next_after\":\"");
+            json_b64_append(&a->body, last.data, last.len);
+            json_raw(&a->body, "\"}\n");
+            break;
+        }
+        rows++;
+        http_cellset_row(&cs, r.row, r.cells, r.count);
+        kslice pos = store_index_scan_position(s);
+        buf_reset(&last);
+        buf_append(&last, pos.p, pos.n);
+    }
+    buf_free(&last);
+    http_cellset_free(&cs);
+    store_index_scan_close(s);
+done:
+    buf_free(&dec);
+}
+
+static int64_t
+http_rows_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* count=true: rows counted, in pages of count_rows rows or HTTP_API_COUNT_MS. */
+static void
+http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
+{
+    store_scan_opts so = a->rq.so;
+    so.reversed = 0;
+    so.limit = a->env->count_rows + 1;
+    store_scan *s;
+    kiln_err err;
+    status_clear(&err);
+    if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
+        http_api_fail_status(a, out, &err);
+        return;
+    }
+    int64_t deadline = http_rows_mono_ms() + HTTP_API_COUNT_MS;
+    uint64_t rows = 0;
+    for (;;) {
+        store_row r;
+        int has;
+        if (store_scan_next(s, &r, &has, &err) != KILN_OK) {
+            store_scan_close(s);
+            http_api_fail_status(a, out, &err);
+            return;
+        }
+        if (!has)
+            break;
+        if (rows == a->env->count_rows ||
+            (rows > 0 && (rows & 255) == 0 && http_rows_mono_ms() > deadline)) {
+            json_raw(&a->body, "{\"count\":");
+            json_u64(&a->body, rows);
+            json_raw(&a->body, ",\"next_startrow\":\"");
+            json_b64_append(&a->body, r.row.p, r.row.n);
+            json_raw(&a->body, "\"}\n");
+            store_scan_close(s);
+            return;
+        }
+        rows++;
+    }
+    store_scan_close(s);
+    json_raw(&a->body, "{\"count\":");
+    json_u64(&a->body, rows);
+    json_raw(&a->body, "}\n");
+}
+
+void
+http_rows_scan(http_api *a, views_entry *e, http_api_reply *out)
+{
+    http_req *q = &a->rq;
+    if (q->has_index) {
+        http_rows_index_scan(a, e, out);
+        return;
+    }
+    if (q->count) {
+        out->route = ROUTE_COUNT;
+        http_rows_count(a, e, out);
+        return;
+    }
+    filter *f;
+    if (http_rows_filter(a, &f, out) != 0)
+        return;
+    uint64_t page = q->paged ? a->env->page_rows : UINT64_MAX - 1;
+    if (q->has_limit && q->so.limit < page)
+        page = q->so.limit;
+    store_scan_opts so = q->so;
+    /* with a filter the store cannot stop at the limit: rows may be dropped */
+    so.limit = f != NULL ? 0 : page + 1;
+    store_scan *s;
+    kiln_err err;
+    status_clear(&err);
+    if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
+        filter_free(f);
+        http_api_fail_status(a, out, &err);
+        return;
+    }
+    http_rep rep = q->rep == HTTP_REP_RAW ? HTTP_REP_JSON : q->rep;
+    http_cellset cs;
+    out->content_type = http_rep_mime(rep);
+    http_cellset_begin(&cs, rep, &a->body);
+    uint64_t rows = 0;
+    for (;;) {
+        store_row r;
+        int has, done = 0;
+        if (store_scan_next(s, &r, &has, &err) != KILN_OK) {
+            http_api_fail_status(a, out, &err);
+            goto end;
+        }
+        if (!has)
+            break;
+        if (rows == page || (q->paged && a->body.len >= a->env->page_bytes)) {
+            if (q->paged || rows < q->so.limit) {
+                http_cellset_end(&cs, &r.row);
+                goto end;
+            }
+            break;
+        }
+        if (!q->paged && a->body.len >= a->env->scan_max_bytes) {
+            http_api_fail(a, out, 413, "scan_too_large",
+                          "the answer passed %zu bytes: page it (limit= and startrow=, or "
+                          "Kiln's paged=true) or use a scanner (PUT /TABLE/scanner)",
+                          a->env->scan_max_bytes);
+            goto end;
+        }
+        rows += (uint64_t)http_rows_emit(a, &cs, f, &r, &done);
+        if (done)
+            break;
+    }
+    http_cellset_end(&cs, NULL);
+end:
+    http_cellset_free(&cs);
+    store_scan_close(s);
+    filter_free(f);
+}

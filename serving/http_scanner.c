@@ -1,0 +1,384 @@
+/* http_scanner.c -- the registry and handlers of http_scanner.h.
+ *
+ * The registry is a fixed array of `max` slots under one mutex; a slot
+ * holds a scanner or NULL. A scanner keeps its store scan (which holds the
+ * version), its filter, and the row it is in the middle of: a batch counts
+ * cells, so a row can end one batch and start the next. Nothing grows with
+ * the number of requests; closing a scanner frees all it holds.
+ */
+#include "serving/http_scanner.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serving/http_api_int.h"
+#include "serving/json.h"
+#include "serving/scanner_spec.h"
+#include "storage/schema.h"
+
+typedef struct http_scanner {
+    char id[24];
+    char table[SCHEMA_NAME_MAX + 1];
+    uint64_t version;
+    store_scan *scan;
+    filter *filter;
+    scanner_spec spec;        /* the scan's options point into it */
+    int64_t batch;            /* cells per answer */
+    uint64_t limit, rows;     /* rows at most (0: none), rows started */
+    int busy, ended;
+    int64_t used_ms;
+    /* the row in progress: cells [pos, row.count) are still to send */
+    store_row row;
+    size_t pos;
+    int has_row;
+    kiln_cell *cells;         /* the row's cells after the filter */
+    size_t cap;
+} http_scanner;
+
+struct http_scanners {
+    pthread_mutex_t mu;
+    http_scanner **slots;
+    size_t max, open;
+    long idle_ms;
+    uint64_t next_id, salt;
+};
+
+static int64_t
+http_scanner_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+http_scanners *
+http_scanners_new(size_t max, long idle_ms)
+{
+    http_scanners *s = kiln_calloc(1, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->max = max ? max : HTTP_SCANNERS_MAX_DEFAULT;
+    s->slots = kiln_calloc(s->max, sizeof *s->slots);
+    s->idle_ms = idle_ms > 0 ? idle_ms : HTTP_SCANNER_IDLE_MS_DEFAULT;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->salt = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_sec;
+    return s;
+}
+
+static void
+http_scanner_close(http_scanner *sc)
+{
+    if (sc == NULL)
+        return;
+    store_scan_close(sc->scan);
+    filter_free(sc->filter);
+    scanner_spec_free(&sc->spec);
+    free(sc->cells);
+    free(sc);
+}
+
+void
+http_scanners_free(http_scanners *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->max; i++)
+        http_scanner_close(s->slots[i]);
+    free(s->slots);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+size_t
+http_scanners_count(http_scanners *s)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->open;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* Close scanners idle too long. REQUIRES: s->mu held. The closed ones are
+ * linked through *closed so they are freed outside the lock. */
+static void
+http_scanners_expire(http_scanners *s, http_scanner **closed, size_t *nclosed)
+{
+    int64_t now = http_scanner_now_ms();
+    for (size_t i = 0; i < s->max; i++) {
+        http_scanner *sc = s->slots[i];
+        if (sc != NULL && !sc->busy && now - sc->used_ms > s->idle_ms) {
+            closed[(*nclosed)++] = sc;
+            s->slots[i] = NULL;
+            s->open--;
+        }
+    }
+}
+
+static void
+http_scanners_sweep(http_scanners *s)
+{
+    http_scanner **closed = kiln_calloc(s->max, sizeof *closed);
+    size_t n = 0;
+    pthread_mutex_lock(&s->mu);
+    http_scanners_expire(s, closed, &n);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < n; i++)
+        http_scanner_close(closed[i]);
+    free(closed);
+}
+
+/* ------------------------------------------------------------------ create */
+
+void
+http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
+{
+    http_req *q = &a->rq;
+    http_scanners *reg = a->env->scanners;
+    if (reg == NULL) {
+        http_api_fail(a, out, 503, "unavailable", "scanners are not enabled");
+        return;
+    }
+    http_scanner *sc = kiln_calloc(1, sizeof *sc);
+    scanner_spec_init(&sc->spec);
+    scanner_spec *sp = &sc->spec;
+    kiln_err err;
+    status_clear(&err);
+    kslice body = q->http->body;
+    http_rep brep = http_rep_from_content_type(q->http->content_type);
+    if (body.n == 0 && brep != HTTP_REP_PB)
+        body = brep == HTTP_REP_XML ? kslice_make("<Scanner/>", 10) : kslice_make("{}", 2);
+    filter *f = NULL;
+    if (scanner_spec_parse(body.p, body.n, brep, sp, &err) != KILN_OK) {
+        http_api_fail(a, out, 400, "bad_scanner", "%s", err.msg);
+        goto out;
+    }
+    if (sp->has_filter &&
+        filter_parse((const char *)sp->filter.data, sp->filter.len, &f, &err) != KILN_OK) {
+        http_api_fail(a, out, 400, "bad_filter", "%s", err.msg);
+        goto out;
+    }
+    store_scan_opts so;
+    store_scan_opts_init(&so);
+    so.start = sp->start.data;
+    so.start_len = sp->start.len;
+    so.stop = sp->end.data;
+    so.stop_len = sp->end.len;
+    so.reversed = sp->reversed;
+    so.read.columns = sp->ncols ? sp->cols : NULL;
+    so.read.column_count = sp->ncols;
+    so.read.max_versions = (uint32_t)sp->max_versions;
+    so.read.ts_min = sp->start_time;
+    so.read.ts_max = sp->end_time > 0 ? sp->end_time : INT64_MAX;
+    so.limit = f == NULL ? (uint64_t)sp->limit : 0;
+    if (store_scan_open(views_entry_view(e), &so, &sc->scan, &err) != KILN_OK) {
+        http_api_fail_status(a, out, &err);
+        goto out;
+    }
+    snprintf(sc->table, sizeof sc->table, "%s", views_entry_name(e));
+    sc->version = views_entry_version(e);
+    sc->filter = f;
+    f = NULL;
+    sc->batch = sp->batch > 0 ? sp->batch : HTTP_SCANNER_BATCH_DEFAULT;
+    sc->limit = (uint64_t)sp->limit;
+    sc->used_ms = http_scanner_now_ms();
+
+    http_scanners_sweep(reg);
+    pthread_mutex_lock(&reg->mu);
+    size_t slot = reg->max;
+    for (size_t i = 0; i < reg->max && slot == reg->max; i++) {
+        if (reg->slots[i] == NULL)
+            slot = i;
+    }
+    if (slot < reg->max) {
+        uint64_t x = (++reg->next_id + reg->salt) * 0xBF58476D1CE4E5B9ull;
+        snprintf(sc->id, sizeof sc->id, "%016" PRIx64, x ^ (x >> 31));
+        reg->slots[slot] = sc;
+        reg->open++;
+    }
+    pthread_mutex_unlock(&reg->mu);
+    if (slot == reg->max) {
+        http_api_fail(a, out, 503, "too_many_scanners",
+                      "%zu scanners are open, the most this server keeps; DELETE the ones "
+                      "you are done with (idle ones close after %ld s)",
+                      reg->max, reg->idle_ms / 1000);
+        goto out;
+    }
+    /* Location: http://HOST/TABLE/scanner/ID (the table as the client named it) */
+    kslice host = q->http->host.n > 0 ? q->http->host : kslice_make(a->env->listen,
+                                                                    strlen(a->env->listen));
+    int n = snprintf(a->location, sizeof a->location, "http://%.*s/%.*s/scanner/%s",
+                     (int)host.n, (const char *)host.p, (int)q->seg[0].n,
+                     (const char *)q->seg[0].p, sc->id);
+    if (n < 0 || (size_t)n >= sizeof a->location)
+        snprintf(a->location, sizeof a->location, "/%.*s/scanner/%s",
+                 (int)(q->seg[0].n > 250 ? 250 : q->seg[0].n), (const char *)q->seg[0].p,
+                 sc->id);
+    sc = NULL;
+    out->status = 201;
+    out->location = a->location;
+    out->content_type = "text/plain";
+out:
+    http_scanner_close(sc);
+    filter_free(f);
+}
+
+/* ------------------------------------------------------------------ use */
+
+/* Find q->name and mark it busy. NULL with the reply filled if absent. */
+static http_scanner *
+http_scanner_take(http_api *a, http_api_reply *out, int remove)
+{
+    http_scanners *reg = a->env->scanners;
+    http_req *q = &a->rq;
+    if (reg == NULL) {
+        http_api_fail(a, out, 404, "no_scanner", "no such scanner");
+        return NULL;
+    }
+    http_scanners_sweep(reg);
+    http_scanner *found = NULL;
+    int busy = 0;
+    pthread_mutex_lock(&reg->mu);
+    for (size_t i = 0; i < reg->max && found == NULL; i++) {
+        http_scanner *sc = reg->slots[i];
+        if (sc == NULL || strlen(sc->id) != q->name.n || memcmp(sc->id, q->name.p, q->name.n) != 0)
+            continue;
+        /* the scanner belongs to the table it was made on */
+        char canon[SCHEMA_NAME_MAX + 1];
+        kiln_err err;
+        char tname[SCHEMA_NAME_MAX + 1];
+        snprintf(tname, sizeof tname, "%.*s", (int)q->table.n, (const char *)q->table.p);
+        if (schema_name_canon(tname, canon, &err) != KILN_OK || strcmp(canon, sc->table) != 0)
+            continue;
+        if (sc->busy) {
+            busy = 1;
+            break;
+        }
+        found = sc;
+        if (remove) {
+            reg->slots[i] = NULL;
+            reg->open--;
+        } else {
+            sc->busy = 1;
+        }
+    }
+    pthread_mutex_unlock(&reg->mu);
+    if (busy)
+        http_api_fail(a, out, 409, "scanner_busy", "scanner %.*s is answering another request",
+                      (int)(q->name.n > 64 ? 64 : q->name.n), (const char *)q->name.p);
+    else if (found == NULL)
+        http_api_fail(a, out, 404, "no_scanner", "scanner %.*s: not found (closed or expired)",
+                      (int)(q->name.n > 64 ? 64 : q->name.n), (const char *)q->name.p);
+    return found;
+}
+
+static void
+http_scanner_give_back(http_api *a, http_scanner *sc)
+{
+    http_scanners *reg = a->env->scanners;
+    pthread_mutex_lock(&reg->mu);
+    sc->busy = 0;
+    sc->used_ms = http_scanner_now_ms();
+    pthread_mutex_unlock(&reg->mu);
+}
+
+void
+http_scanner_delete(http_api *a, http_api_reply *out)
+{
+    http_scanner *sc = http_scanner_take(a, out, 1);
+    if (sc == NULL)
+        return;
+    http_scanner_close(sc);
+    out->content_type = "text/plain";
+}
+
+/* Load the next row that has cells to send. 0 at the end, -1 on error. */
+static int
+http_scanner_fill(http_scanner *sc, kiln_err *err)
+{
+    while (!sc->ended) {
+        if (sc->limit > 0 && sc->rows >= sc->limit) {
+            sc->ended = 1;
+            break;
+        }
+        int has;
+        if (store_scan_next(sc->scan, &sc->row, &has, err) != KILN_OK)
+            return -1;
+        if (!has) {
+            sc->ended = 1;
+            break;
+        }
+        if (sc->filter != NULL) {
+            if (sc->row.count > sc->cap) {
+                free(sc->cells);
+                sc->cap = sc->row.count;
+                sc->cells = kiln_calloc(sc->cap, sizeof *sc->cells);
+            }
+            int done;
+            sc->row.count = filter_row(sc->filter, &sc->row, sc->cells, &done);
+            sc->row.cells = sc->cells;
+            if (done)
+                sc->ended = 1;   /* this row is the last (PageFilter full) */
+            if (sc->row.count == 0)
+                continue;
+        }
+        sc->rows++;
+        sc->pos = 0;
+        sc->has_row = 1;
+        return 1;
+    }
+    return 0;
+}
+
+void
+http_scanner_next(http_api *a, http_api_reply *out)
+{
+    http_scanner *sc = http_scanner_take(a, out, 0);
+    if (sc == NULL)
+        return;
+    http_req *q = &a->rq;
+    http_rep rep = q->rep == HTTP_REP_RAW ? HTTP_REP_JSON : q->rep;
+    out->has_version = 1;
+    out->version = sc->version;
+    out->content_type = http_rep_mime(rep);
+    http_cellset cs;
+    http_cellset_begin(&cs, rep, &a->body);
+    int64_t left = sc->batch;
+    uint64_t rows = 0;
+    kiln_err err;
+    status_clear(&err);
+    while (left > 0) {
+        if (!sc->has_row) {
+            if (q->n > 0 && rows == q->n)
+                break;
+            int r = http_scanner_fill(sc, &err);
+            if (r < 0) {
+                http_api_fail_status(a, out, &err);
+                goto out;
+            }
+            if (r == 0)
+                break;
+        }
+        size_t n = sc->row.count - sc->pos;
+        if ((int64_t)n > left)
+            n = (size_t)left;
+        http_cellset_row(&cs, sc->row.row, sc->row.cells + sc->pos, n);
+        rows++;
+        sc->pos += n;
+        left -= (int64_t)n;
+        if (sc->pos == sc->row.count)
+            sc->has_row = 0;
+    }
+    if (cs.rows == 0) {
+        out->status = 204;
+        buf_reset(&a->body);
+        goto out;
+    }
+    http_cellset_end(&cs, NULL);
+out:
+    http_cellset_free(&cs);
+    http_scanner_give_back(a, sc);
+}
