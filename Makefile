@@ -86,10 +86,11 @@ PROGRAMS += $(BIN)/kiln
 endif
 KILN_OBJS := $(BUILD)/obj/cli/kiln_main.o
 # Only the client speaks HTTP as a client: libcurl and jansson link into
-# `kiln` alone, never into kiln-server or the libraries below cli/.
-$(BIN)/kiln: $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(STORAGE_LIB)
+# `kiln` alone, never into kiln-server or the libraries below cli/. (`kiln`
+# takes serving/'s filter evaluation for `scan --filter`.)
+$(BIN)/kiln: $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(STORAGE_LIB) $(CLIENT_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB) $(CLIENT_LIBS) $(LIBS)
 
 ifneq ($(wildcard mapreduce/kiln_mr_main.c),)
 PROGRAMS += $(BIN)/kiln-mr

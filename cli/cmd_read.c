@@ -18,6 +18,8 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
+#include "cli/shell_filter.h"
+#include "serving/filter.h"
 #include "storage/block_cache.h"
 #include "storage/cell.h"
 #include "storage/schema.h"
@@ -43,6 +45,7 @@ typedef struct cmd_read_args {
     kbuf *values;                    /* --value (repeatable), decoded */
     size_t nvalues;
     kbuf value_start, value_stop;    /* --value-start / --value-stop */
+    kbuf filter;                     /* --filter as the filter model's JSON; empty if none */
     int has_value_start, has_value_stop;
 } cmd_read_args;
 
@@ -76,6 +79,7 @@ cmd_read_args_free(cmd_read_args *a)
     free(a->values);
     buf_free(&a->value_start);
     buf_free(&a->value_stop);
+    buf_free(&a->filter);
 }
 
 /* Add FAMILY or FAMILY:QUALIFIER (qualifier in printable form). -1 if malformed. */
@@ -438,7 +442,7 @@ cmd_get(const cli_globals *g, int argc, char **argv)
 static const char cmd_scan_usage_text[] =
     "Usage: kiln scan TABLE [--start ROW] [--stop ROW] [--prefix P] [--limit N]\n"
     "                 [--reversed] [--columns C,...] [--versions N]\n"
-    "                 [--time-range MIN,MAX] [--json]\n"
+    "                 [--time-range MIN,MAX] [--filter FILTER] [--json]\n"
     "       kiln scan TABLE --index NAME [--value V]... [--value-start V]\n"
     "                 [--value-stop V] [--limit N] [--columns C,...] [--json]\n"
     "\n"
@@ -462,6 +466,13 @@ static const char cmd_scan_usage_text[] =
     "  --columns C,...        FAMILY or FAMILY:QUALIFIER, comma-separated\n"
     "  --versions N           up to N versions per column (at most the family's)\n"
     "  --time-range MIN,MAX   only cells with MIN <= timestamp < MAX (ms)\n"
+    "  --filter FILTER        HBase shell filter syntax, e.g. \"PrefixFilter('ab') AND\n"
+    "                         ValueFilter(=, 'binary:x')\": Prefix, ColumnPrefix,\n"
+    "                         MultipleColumnPrefix, Row, Family, Qualifier, Value,\n"
+    "                         SingleColumnValue, FirstKeyOnly, KeyOnly, Page,\n"
+    "                         ColumnCountGet and Timestamps filters; AND, OR, ( );\n"
+    "                         comparators binary:, binaryprefix:, regexstring:,\n"
+    "                         substring:; strings in single quotes ('' for ')\n"
     "  --json                 HBase REST CellSet JSON instead of text\n"
     "  --index NAME           read through the secondary index NAME\n"
     "  --value V              an indexed column's value (repeatable, in order)\n"
@@ -483,6 +494,7 @@ static const struct option cmd_scan_opts[] = {
     {"value", required_argument, NULL, 'V'},
     {"value-start", required_argument, NULL, 'A'},
     {"value-stop", required_argument, NULL, 'Z'},
+    {"filter", required_argument, NULL, 'F'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -552,6 +564,16 @@ cmd_read_parse_scan(const char *ctx, const char *usage, int argc, char **argv,
             a->so.reversed = 1;
             continue;
         }
+        if (c == 'F') {
+            kiln_err ferr;
+            status_clear(&ferr);
+            buf_reset(&a->filter);
+            if (strcmp(ctx, "scan") != 0)
+                return cli_usage_error(ctx, "'--filter' is an option of scan only");
+            if (shell_filter_to_json(optarg, &a->filter, &ferr) != KILN_OK)
+                return cli_usage_error(ctx, "--%s", ferr.msg);
+            continue;
+        }
         if (c == 'c') {
             size_t k;
             char **more = cmd_read_specs(optarg, &k);
@@ -574,6 +596,8 @@ cmd_read_parse_scan(const char *ctx, const char *usage, int argc, char **argv,
         return cli_usage_error(ctx, argc - optind < 1 ? "missing TABLE" : "too many arguments");
     if (a->index == NULL && (a->nvalues > 0 || a->has_value_start || a->has_value_stop))
         return cli_usage_error(ctx, "--value, --value-start and --value-stop need --index NAME");
+    if (a->index != NULL && a->filter.len > 0)
+        return cli_usage_error(ctx, "--index does not take --filter");
     if (a->index != NULL && (a->start.len > 0 || a->stop.len > 0 || a->prefix.len > 0 ||
                              a->so.reversed))
         return cli_usage_error(ctx, "--index does not take --start, --stop, --prefix or "
@@ -630,7 +654,10 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
         store_scan *s = NULL;
         remote_scan *rs = NULL;
         store_index_scan *is = NULL;
-        kiln_status sst;
+        filter *flt = NULL;           /* --filter, embedded */
+        kiln_cell *fcells = NULL;     /* the cells a filter keeps */
+        size_t fcap = 0;
+        kiln_status sst = KILN_OK;
         if (a.index != NULL) {
             store_index_opts io;
             kslice vals[STORE_INDEX_COLUMNS_MAX];
@@ -638,8 +665,16 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             sst = rem != NULL ? remote_index_scan_open(rem, argv[optind], a.index, &io, &rs, &err)
                               : store_index_scan_open(v, a.index, &io, &is, &err);
         } else {
-            sst = rem != NULL ? remote_scan_open(rem, argv[optind], &a.so, &rs, &err)
-                              : store_scan_open(v, &a.so, &s, &err);
+            const char *fj = a.filter.len > 0 ? (const char *)a.filter.data : NULL;
+            store_scan_opts so = a.so;
+            if (fj != NULL && rem == NULL) {
+                /* the limit counts the rows the filter keeps */
+                so.limit = 0;
+                sst = filter_parse(fj, a.filter.len, &flt, &err);
+            }
+            if (sst == KILN_OK)
+                sst = rem != NULL ? remote_scan_open(rem, argv[optind], &so, fj, &rs, &err)
+                                  : store_scan_open(v, &so, &s, &err);
         }
         if (sst != KILN_OK) {
             rc = cli_report(&err);
@@ -663,6 +698,20 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
                                   : store_scan_next(s, &r, &has, &err);
                 if (st != KILN_OK || !has)
                     break;
+                int done = 0;
+                if (flt != NULL) {
+                    if (r.count > fcap) {
+                        fcap = r.count;
+                        fcells = kiln_realloc(fcells, fcap * sizeof *fcells);
+                    }
+                    r.count = filter_row(flt, &r, fcells, &done);
+                    r.cells = fcells;
+                    if (r.count == 0) {
+                        if (done)
+                            break;
+                        continue;
+                    }
+                }
                 if (a.json) {
                     cmd_read_json_row(&o, &r, rows == 0);
                 } else {
@@ -670,6 +719,8 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
                         cmd_read_text_cell(&o, &r.cells[i], 1);
                 }
                 rows++;
+                if (done || (flt != NULL && a.so.limit > 0 && rows >= a.so.limit))
+                    break;
             }
             if (a.json)
                 cli_out_str(&o, "]}\n");
@@ -683,6 +734,8 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             remote_scan_close(rs);
             rc = st != KILN_OK ? cli_report(&err) : ost != KILN_OK ? cli_report(&oerr) : 0;
         }
+        filter_free(flt);
+        free(fcells);
     }
     store_view_unref(v);
     block_cache_free(cache);

@@ -59,6 +59,7 @@ struct remote_scan {
     int more;                    /* paged: the server said where the next page starts */
     kbuf next_start;
     kbuf index;                  /* an index scan: "index=..&value=.." encoded; else empty */
+    char *filter;                /* the filter model's JSON, or NULL */
     /* scanner protocol */
     char *location;              /* the scanner's Location; NULL once deleted */
     int done;                    /* the scanner answered 204 */
@@ -714,6 +715,8 @@ remote_scan_target(remote_scan *s, const uint8_t *start, size_t start_len, uint6
         remote_param(b, "prefix", s->so.prefix, s->so.prefix_len);
     if (limit > 0)
         remote_param_u64(b, "limit", limit);
+    if (s->filter != NULL && !count)
+        remote_param(b, "filter", (const uint8_t *)s->filter, strlen(s->filter));
     if (s->so.reversed)
         remote_param(b, "reversed", (const uint8_t *)"true", 4);
     remote_read_params(b, &s->so.read, 1);
@@ -1053,17 +1056,19 @@ remote_scanner_next(remote_scan *s, store_row *out, int *has_row, kiln_err *err)
 /* ---- the scan interface */
 
 kiln_status
-remote_scan_open(remote *r, const char *table, const store_scan_opts *o, remote_scan **out,
-                 kiln_err *err)
+remote_scan_open(remote *r, const char *table, const store_scan_opts *o, const char *filter,
+                 remote_scan **out, kiln_err *err)
 {
     *out = NULL;
     remote_scan *s = remote_scan_new(r, table, o);
+    if (filter != NULL)
+        s->filter = strdup(filter);
     int unsupported = 1;
     kiln_status st = KILN_OK;
     /* HBase's scanners go forward only; a reversed scan pages statelessly
      * (the row glob "*" with reversed=true: Kiln and HBase 2) */
     if (!o->reversed)
-        st = remote_scanner_open(s, NULL, &unsupported, err);
+        st = remote_scanner_open(s, s->filter, &unsupported, err);
     if (st == KILN_OK && unsupported) {
         s->mode = REMOTE_SCAN_PAGED;
         st = remote_scan_page(s, s->so.start, s->so.start_len, err);
@@ -1163,6 +1168,7 @@ remote_scan_close(remote_scan *s)
     buf_free(&s->next_start);
     buf_free(&s->index);
     buf_free(&s->carry_bytes);
+    free(s->filter);
     free(s->carry_cells);
     free(s->carry_kcells);
     free(s);
