@@ -90,6 +90,13 @@ mkdir -p "$J/f" "$J/g"
 touch "$J/_SUCCESS"
 expect_rc "load" 0 "$KILN" load users "$J"
 
+for c in multiget exists; do
+    expect_rc "$c --help" 0 "$KILN" "$c" --help
+    expect_grep "$c --help text" "$T/out" "^Usage: kiln $c"
+done
+expect_rc "multiget without rows" 64 "$KILN" multiget users
+expect_rc "exists without a table" 64 "$KILN" exists
+
 # ---------------------------------------------------------------- the gateway
 # start_fake NAME ARGS...: start a gateway, set PORT
 start_fake() {
