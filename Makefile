@@ -179,6 +179,14 @@ $(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_SERVING_SRCS)
 $(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_FLAGS := -fno-sanitize=pointer-overflow
 $(FUZZ_SERVING_TARGETS): $(FUZZ_SERVING_SRCS) $(wildcard serving/*.h fuzz/*.h)
 
+# The client's parsers (fuzz_rest*) build cli/'s reader of server answers and
+# its shell filter parser, with libcurl and jansson.
+FUZZ_CLI_SRCS := cli/remote.c cli/rest_http.c cli/shell_filter.c
+FUZZ_CLI_TARGETS := $(filter $(BUILD)/fuzz/fuzz_rest%,$(FUZZ_TARGETS))
+$(FUZZ_CLI_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_CLI_SRCS)
+$(FUZZ_CLI_TARGETS): LIBS += $(CLIENT_LIBS)
+$(FUZZ_CLI_TARGETS): $(FUZZ_CLI_SRCS) $(wildcard cli/*.h)
+
 fuzz: $(FUZZ_TARGETS)
 
 # ---------------------------------------------------------------- benchmarks

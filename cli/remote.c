@@ -107,6 +107,13 @@ remote_close(remote *r)
     free(r);
 }
 
+/* The server's host:port for messages (a decoder without one: "answer"). */
+static const char *
+remote_name(const remote *r)
+{
+    return r->http != NULL ? rest_http_name(r->http) : "answer";
+}
+
 /* ------------------------------------------------------------------ codecs */
 
 static void
@@ -221,17 +228,17 @@ remote_parse(remote *r, const rest_http_response *resp, json_t **root, kiln_err 
     *root = NULL;
     if (!remote_is_json(resp))
         return status_set(err, KILN_CORRUPTION, "%s: answer is %s, not JSON",
-                          rest_http_name(r->http), resp->content_type);
+                          remote_name(r), resp->content_type);
     json_error_t je;
     json_t *j = json_loadb((const char *)resp->body.data, resp->body.len, JSON_REJECT_DUPLICATES,
                            &je);
     if (j == NULL)
         return status_set(err, KILN_CORRUPTION, "%s: bad JSON in answer at byte %d: %s",
-                          rest_http_name(r->http), je.position, je.text);
+                          remote_name(r), je.position, je.text);
     if (!json_is_object(j)) {
         json_decref(j);
         return status_set(err, KILN_CORRUPTION, "%s: answer is not a JSON object",
-                          rest_http_name(r->http));
+                          remote_name(r));
     }
     *root = j;
     return KILN_OK;
@@ -290,7 +297,7 @@ remote_fail(remote *r, const rest_http_response *resp, kiln_err *err)
             text[n++] = c >= ' ' && c < 0x7f ? (char)c : '?';
         }
         text[n] = '\0';
-        status_set(err, st, "%s: server answered %ld%s%s", rest_http_name(r->http), resp->status,
+        status_set(err, st, "%s: server answered %ld%s%s", remote_name(r), resp->status,
                    n ? ": " : "", text);
     }
     json_decref(root);
@@ -341,11 +348,11 @@ remote_b64(remote *r, kbuf *arena, const json_t *v, const char *what, size_t *of
 {
     if (!json_is_string(v))
         return status_set(err, KILN_CORRUPTION, "%s: answer: %s is not a string",
-                          rest_http_name(r->http), what);
+                          remote_name(r), what);
     *off = arena->len;
     if (remote_b64_decode(json_string_value(v), json_string_length(v), arena) != 0)
         return status_set(err, KILN_CORRUPTION, "%s: answer: %s is not base64",
-                          rest_http_name(r->http), what);
+                          remote_name(r), what);
     *len = arena->len - *off;
     return KILN_OK;
 }
@@ -356,7 +363,7 @@ remote_b64(remote *r, kbuf *arena, const json_t *v, const char *what, size_t *of
 static kiln_status
 remote_decode_rows(remote *r, remote_page *p, const json_t *rows, kiln_err *err)
 {
-    const char *who = rest_http_name(r->http);
+    const char *who = remote_name(r);
     p->nrows = 0;
     buf_reset(&p->arena);
     if (rows == NULL)
@@ -400,8 +407,10 @@ remote_decode_rows(remote *r, remote_page *p, const json_t *rows, kiln_err *err)
         const json_t *cells = json_object_get(row, "Cell");
         store_row *sr = &p->rows[i];
         sr->row = kslice_make(p->arena.data + ko, kl);
-        sr->cells = p->cells + c;
         sr->count = json_array_size(cells);
+        if (sr->count == 0)   /* HBase never sends a row without cells */
+            return status_set(err, KILN_CORRUPTION, "%s: answer: row %zu has no cells", who, i);
+        sr->cells = p->cells + c;
         for (size_t k = 0; k < sr->count; k++, c++) {
             const json_t *cell = json_array_get(cells, k);
             size_t co, cl, vo, vl;
@@ -436,6 +445,31 @@ remote_decode_rows(remote *r, remote_page *p, const json_t *rows, kiln_err *err)
     }
     p->nrows = nrows;
     return KILN_OK;
+}
+
+kiln_status
+remote_decode_cellset(const uint8_t *p, size_t n, size_t *rows, size_t *cells, kiln_err *err)
+{
+    remote r;
+    memset(&r, 0, sizeof r);
+    rest_http_response resp;
+    memset(&resp, 0, sizeof resp);
+    resp.status = 200;
+    resp.body.data = (uint8_t *)p;
+    resp.body.len = n;
+    json_t *root;
+    *rows = *cells = 0;
+    kiln_status st = remote_parse(&r, &resp, &root, err);
+    if (st == KILN_OK) {
+        st = remote_decode_rows(&r, &r.page, json_object_get(root, "Row"), err);
+        json_decref(root);
+    }
+    for (size_t i = 0; st == KILN_OK && i < r.page.nrows; i++)
+        *cells += r.page.rows[i].count;
+    if (st == KILN_OK)
+        *rows = r.page.nrows;
+    remote_page_free(&r.page);
+    return st;
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -587,11 +621,11 @@ remote_get(remote *r, const char *table, const uint8_t *row, size_t n, const sto
         return st;
     if (r->page.nrows > 1)
         return status_set(err, KILN_CORRUPTION, "%s: answer: %zu rows to a get of one",
-                          rest_http_name(r->http), r->page.nrows);
+                          remote_name(r), r->page.nrows);
     if (r->page.nrows == 1) {
         if (r->page.rows[0].row.n != n || memcmp(r->page.rows[0].row.p, row, n) != 0)
             return status_set(err, KILN_CORRUPTION, "%s: answer: another row than asked",
-                              rest_http_name(r->http));
+                              remote_name(r));
         *out = r->page.rows[0];
     }
     return KILN_OK;
@@ -743,7 +777,7 @@ remote_scan_page(remote_scan *s, const uint8_t *start, size_t start_len, kiln_er
         buf_reset(&s->next_start);
         if (!json_is_string(ns) ||
             remote_b64_decode(json_string_value(ns), json_string_length(ns), &s->next_start) != 0)
-            st = status_set(err, KILN_CORRUPTION, "%s: answer: bad %s", rest_http_name(r->http),
+            st = status_set(err, KILN_CORRUPTION, "%s: answer: bad %s", remote_name(r),
                             next);
         else
             s->more = 1;
@@ -891,7 +925,7 @@ remote_scanner_open(remote_scan *s, const char *filter, int *unsupported, kiln_e
         return remote_fail(r, resp, err);
     if (!resp->has_location || resp->location[0] == '\0')
         return status_set(err, KILN_CORRUPTION, "%s: scanner created without a Location",
-                          rest_http_name(r->http));
+                          remote_name(r));
     s->location = strdup(resp->location);
     if (s->location == NULL)
         return status_set(err, KILN_INTERNAL, "out of memory");
@@ -1234,7 +1268,7 @@ remote_count_kiln(remote_scan *s, uint64_t *rows, int *unsupported, kiln_err *er
             if (!json_is_integer(cj) || json_integer_value(cj) < 0) {
                 json_decref(root);
                 st = status_set(err, KILN_CORRUPTION, "%s: answer: bad count",
-                                rest_http_name(r->http));
+                                remote_name(r));
                 break;
             }
             total += (uint64_t)json_integer_value(cj);
@@ -1245,7 +1279,7 @@ remote_count_kiln(remote_scan *s, uint64_t *rows, int *unsupported, kiln_err *er
                                                  &start) != 0)) {
                 json_decref(root);
                 st = status_set(err, KILN_CORRUPTION, "%s: answer: bad next_startrow",
-                                rest_http_name(r->http));
+                                remote_name(r));
                 break;
             }
             json_decref(root);
@@ -1278,7 +1312,7 @@ remote_count(remote *r, const char *table, const store_scan_opts *o, uint64_t *r
         st = remote_scanner_open(s, "{\"type\":\"FirstKeyOnlyFilter\"}", &no_scanner, err);
         if (st == KILN_OK && no_scanner)
             st = status_set(err, KILN_INVALID, "%s: the server has neither a count route nor "
-                            "scanners", rest_http_name(r->http));
+                            "scanners", remote_name(r));
         uint64_t n = 0;
         for (;;) {
             store_row row;
@@ -1314,7 +1348,7 @@ remote_list(remote *r, char ***names, size_t *count, kiln_err *err)
         const json_t *name = json_object_get(json_array_get(list, i), "name");
         if (!json_is_string(name)) {
             st = status_set(err, KILN_CORRUPTION, "%s: answer: table without a name",
-                            rest_http_name(r->http));
+                            remote_name(r));
             break;
         }
         /* HBase names default-namespace tables without "default:" */
@@ -1362,7 +1396,7 @@ kiln_status
 remote_schema(remote *r, const char *table, kiln_schema *out, size_t *regions,
               uint64_t *version, kiln_err *err)
 {
-    const char *who = rest_http_name(r->http);
+    const char *who = remote_name(r);
     schema_init(out);
     remote_table_path(&r->target, table);
     remote_str(&r->target, "/schema");
@@ -1435,7 +1469,7 @@ kiln_status
 remote_regions(remote *r, const char *table, char *name, uint64_t *version, remote_region **out,
                size_t *count, kiln_err *err)
 {
-    const char *who = rest_http_name(r->http);
+    const char *who = remote_name(r);
     *out = NULL;
     *count = 0;
     remote_table_path(&r->target, table);

@@ -92,6 +92,12 @@ kiln_status remote_list(remote *r, char ***names, size_t *count, kiln_err *err);
 kiln_status remote_schema(remote *r, const char *table, kiln_schema *out, size_t *regions,
                           uint64_t *version, kiln_err *err);
 
+/* Decode an HBase CellSet JSON answer of n bytes as the reads do, counting
+ * its rows and cells: KILN_CORRUPTION for bad JSON, a wrong shape or bad
+ * base64. For tests and the fuzzer; no connection is involved. */
+kiln_status remote_decode_cellset(const uint8_t *p, size_t n, size_t *rows, size_t *cells,
+                                  kiln_err *err);
+
 typedef struct remote_region {
     kbuf start, end;
     size_t files;
