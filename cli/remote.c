@@ -599,11 +599,21 @@ remote_get(remote *r, const char *table, const uint8_t *row, size_t n, const sto
     remote_table_path(&r->target, table);
     buf_append_u8(&r->target, '/');
     remote_enc(&r->target, row, n);
+    store_row_opts ro = *o;
     if (o->column_count > 0) {
         buf_append_u8(&r->target, '/');
         remote_columns(&r->target, o->columns, o->column_count);
+        if (o->ts_min > 0 || o->ts_max < INT64_MAX) {
+            /* HBase's time range of a cell path: /TABLE/ROW/COLUMNS/START,END */
+            char t[48];
+            snprintf(t, sizeof t, "/%" PRId64 ",%" PRId64, o->ts_min, o->ts_max);
+            remote_str(&r->target, t);
+            ro.ts_min = 0;
+            ro.ts_max = INT64_MAX;
+        }
     }
-    remote_read_params(&r->target, o, 0);
+    /* without columns a time range can only be Kiln's starttime/endtime */
+    remote_read_params(&r->target, &ro, 0);
     const rest_http_response *resp;
     kiln_status st = remote_get_target(r, &resp, err);
     if (st != KILN_OK)

@@ -8,7 +8,7 @@ Put TAB VALUE, bytes as \\xNN) read from --data, as table --table:
   GET /                         TableList   {"table":[{"name":T}]}
   GET /T/exists                 200, or 404 for another table
   GET /T/schema                 TableSchema (HBase's attribute names)
-  GET /T/ROW[/COLS][?v=N]       CellSet, 404 "Not found" when empty
+  GET /T/ROW[/COLS[/START,END]][?v=N]  CellSet, 404 "Not found" when empty
   GET /T/multiget?row=..&v=N    CellSet of the rows found, 404 if none
   PUT|POST /T/scanner           Scanner JSON body -> 201 + Location
   GET /T/scanner/ID             next batch of at most `batch` cells
@@ -209,9 +209,13 @@ class Handler(BaseHTTPRequestHandler):
                 if cells:
                     found.append((key, cells))
             return self.send_json(200, cellset(found)) if found else self.not_found()
-        if len(segs) in (2, 3):
-            cols = [c for c in segs[2].split(b",")] if len(segs) == 3 else []
-            cells = select(srv.rows.get(segs[1], []), cols, versions)
+        if len(segs) in (2, 3, 4):
+            cols = [c for c in segs[2].split(b",")] if len(segs) >= 3 else []
+            lo, hi = 0, None
+            if len(segs) == 4:   # /T/ROW/COLS/START,END or /T/ROW/COLS/TS
+                times = [int(x) for x in segs[3].split(b",")]
+                lo, hi = (times[0], times[1]) if len(times) == 2 else (times[0], times[0] + 1)
+            cells = select(srv.rows.get(segs[1], []), cols, versions, lo, hi)
             return self.send_json(200, cellset([(segs[1], cells)])) if cells else self.not_found()
         return self.not_found()
 

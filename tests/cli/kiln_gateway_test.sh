@@ -143,6 +143,7 @@ same "get binary key and value" get users 'h\x01\xFF'
 same "get reserved bytes" get users 'a/b,c:d'
 same "get space" get users 'sp ace'
 same "get family" get users bob g
+same "get time range (in the path)" get users alice f:name --versions 3 --time-range 85,95
 same "get wide row" get users wide
 same "get absent" get users nobody
 same "get missing table" get nope x
