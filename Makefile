@@ -123,8 +123,9 @@ STORAGE_TESTS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/storage
 MR_TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/mapreduce/test_*.c))
 BULKLOAD_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/bulkload/test_*.c))
 SERVING_TESTS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/serving/test_*.c))
+CLI_TESTS      := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/cli/test_*.c))
 TEST_HELPERS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/support/*.c))
-TESTS := $(STORAGE_TESTS) $(MR_TESTS) $(BULKLOAD_TESTS) $(SERVING_TESTS)
+TESTS := $(STORAGE_TESTS) $(MR_TESTS) $(BULKLOAD_TESTS) $(SERVING_TESTS) $(CLI_TESTS)
 
 $(STORAGE_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
@@ -141,6 +142,10 @@ $(BULKLOAD_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(BU
 $(SERVING_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(SERVING_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(LIBS)
+
+$(CLI_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(CLI_LIB) $(SERVING_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(CLIENT_LIBS) $(LIBS)
 
 # The fuzz smoke run needs clang's libFuzzer; skipped (and reported) under sanitizers
 # other than none because it carries its own ASan build.
