@@ -16,6 +16,7 @@ Put TAB VALUE, bytes as \\xNN) read from --data, as table --table:
                                 batches as HBase splits them), 204 at the end
   DELETE /T/scanner/ID          close
   GET /_fake/scanners           open scanners (a number; for the test)
+  GET /_fake/connections        connections since the last such request
 
 Every body goes out chunked. Tables named bad-json, bad-base64, truncated,
 xml and huge-chunk answer row reads with broken responses. Requests are
@@ -110,6 +111,7 @@ class Gateway(ThreadingHTTPServer):
         self.rows = load(args.data)
         self.keys = sorted(self.rows)
         self.scanners = {}
+        self.conns = set()       # client (address, port) pairs seen: connections
         self.next_id = 1
         self.lock = threading.Lock()
         self.log = open(args.log, "a") if args.log else None
@@ -123,6 +125,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def note(self):
+        with self.server.lock:
+            self.server.conns.add(self.client_address)
         if self.server.log:
             self.server.log.write("%s %s\n" % (self.command, self.path))
             self.server.log.flush()
@@ -182,6 +186,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {"table": [{"name": srv.args.table}]})
         if segs == [b"_fake", b"scanners"]:
             return self.send_chunked(200, str(len(srv.scanners)), "text/plain")
+        if segs == [b"_fake", b"connections"]:   # connections since the last ask
+            with srv.lock:
+                n = len(srv.conns) - 1   # not this one
+                srv.conns = set()
+            return self.send_chunked(200, str(n), "text/plain")
         if segs[0].decode("latin-1") in BROKEN:
             return self.broken(segs[0].decode())
         if segs[0] != table:

@@ -176,6 +176,10 @@ expect_grep "exists route" "$LOG" '^GET /users/exists$'
 
 # ---------------------------------------------------------------- scan
 : >"$LOG"
+curl -s "http://$S/_fake/connections" >/dev/null
+"$KILN" --server "$S" scan users >/dev/null
+run curl -s "http://$S/_fake/connections"
+expect_eq "a scan of 30 batches keeps one connection alive" "$(cat "$T/out")" 1
 same "scan" scan users
 expect_grep "scanner created" "$LOG" '^POST /users/scanner$'
 nget=$(grep -c '^GET /users/scanner/' "$LOG")
