@@ -131,6 +131,43 @@ filter_op_parse(const json_node *v, filter_op *op, kiln_err *err)
     return status_set(err, KILN_INVALID, "filter: unknown op '%.64s'", s);
 }
 
+/* The regex compiler copies a subexpression once per count of a bounded
+ * repeat, so nested ones multiply: "((a{99}){99}){99}" is a million nodes.
+ * Every {m,n} in s is taken as nested in the others (an upper bound) and the
+ * product of their counts must stay at most FILTER_REGEX_REPEAT_MAX.
+ * Back-references (\1..\9) are refused: matching them backtracks without
+ * bound over a long value, and a worker would hang on one request. */
+static int
+filter_regex_bounded(const char *s, size_t len)
+{
+    uint64_t product = 1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\\') {
+            if (i + 1 < len && s[i + 1] >= '1' && s[i + 1] <= '9')
+                return 0;   /* back-references make matching exponential */
+            i++;
+            continue;
+        }
+        if (s[i] != '{')
+            continue;
+        uint64_t most = 0, x = 0;
+        size_t j = i + 1;
+        for (; j < len && (isdigit((unsigned char)s[j]) || s[j] == ','); j++) {
+            x = s[j] == ',' ? 0 : x * 10 + (uint64_t)(s[j] - '0');
+            if (x > FILTER_REGEX_REPEAT_MAX)
+                return 0;
+            if (x > most)
+                most = x;
+        }
+        if (j < len && s[j] == '}' && most > 1) {
+            product *= most;
+            if (product > FILTER_REGEX_REPEAT_MAX)
+                return 0;
+        }
+    }
+    return 1;
+}
+
 static kiln_status
 filter_comparator(filter_node *n, const json_node *c, kiln_err *err)
 {
@@ -160,6 +197,11 @@ filter_comparator(filter_node *n, const json_node *c, kiln_err *err)
         return KILN_OK;
     }
     n->cmp = FCMP_REGEX;
+    if (!filter_regex_bounded(s, len))
+        return status_set(err, KILN_INVALID,
+                          "filter: regular expression '%.64s' repeats more than %d times or "
+                          "uses a back-reference",
+                          s, FILTER_REGEX_REPEAT_MAX);
     if (regcomp(&n->re, s, REG_EXTENDED | REG_NOSUB) != 0)
         return status_set(err, KILN_INVALID, "filter: bad regular expression '%.64s'", s);
     n->has_re = 1;
@@ -317,9 +359,11 @@ filter_build(filter *f, const json_node *v, int depth, size_t *idx, kiln_err *er
     const char *type = json_str(json_get(v, "type"), NULL);
     if (type == NULL)
         return status_set(err, KILN_INVALID, "filter: a filter needs a \"type\"");
-    if (f->count == FILTER_NODES_MAX || depth > 32)
-        return status_set(err, KILN_INVALID, "filter: more than %d filters or too deep",
-                          FILTER_NODES_MAX);
+    if (depth > FILTER_DEPTH_MAX)
+        return status_set(err, KILN_INVALID, "filter: FilterList nested deeper than %d",
+                          FILTER_DEPTH_MAX);
+    if (f->count == FILTER_NODES_MAX)
+        return status_set(err, KILN_INVALID, "filter: more than %d filters", FILTER_NODES_MAX);
     if (f->count == 0)
         f->nodes = kiln_calloc(FILTER_NODES_MAX, sizeof *f->nodes);
     size_t at = f->count++;

@@ -18,7 +18,11 @@
  * TimestampsFilter ("timestamps") and FilterList (MUST_PASS_ALL / ONE);
  * comparators BinaryComparator, BinaryPrefixComparator,
  * RegexStringComparator (POSIX extended syntax) and SubstringComparator
- * (case-insensitive). An unknown type is KILN_INVALID naming it.
+ * (case-insensitive). An unknown type is KILN_INVALID naming it. Bounds:
+ * FILTER_NODES_MAX filters, FilterLists FILTER_DEPTH_MAX deep, a regex of
+ * FILTER_REGEX_MAX bytes whose bounded repeats multiply to at most
+ * FILTER_REGEX_REPEAT_MAX (the compiler expands them) and without
+ * back-references (their matching is exponential).
  *
  * Evaluation: a cell passes a cell filter (column, family, qualifier, value,
  * timestamp, first key, column count) on its own; row filters (prefix, row,
@@ -42,6 +46,8 @@
 
 #define FILTER_NODES_MAX 256
 #define FILTER_REGEX_MAX 1024
+#define FILTER_DEPTH_MAX 16            /* FilterLists inside FilterLists */
+#define FILTER_REGEX_REPEAT_MAX 10000  /* product of a regex's {m,n} counts */
 
 typedef struct filter filter;
 

@@ -1,7 +1,10 @@
 /* http_scanner.c -- the registry and handlers of http_scanner.h.
  *
  * The registry is a fixed array of `max` slots under one mutex; a slot
- * holds a scanner or NULL. A scanner keeps its store scan (which holds the
+ * holds a scanner or NULL, and the free slots form a stack. A scanner's ID
+ * is its slot (8 hex digits) and 16 unguessable ones, so a lookup reads one
+ * slot; idle scanners are looked for at most every sweep interval, so no
+ * request walks the whole array. A scanner keeps its store scan (which holds the
  * version), its filter, and the row it is in the middle of: a batch counts
  * cells, so a row can end one batch and start the next. Nothing grows with
  * the number of requests; closing a scanner frees all it holds.
@@ -21,7 +24,8 @@
 #include "storage/schema.h"
 
 typedef struct http_scanner {
-    char id[24];
+    char id[HTTP_SCANNER_ID_LEN + 1];
+    struct http_scanner *next_closed;   /* on a sweep's list of scanners to close */
     char table[SCHEMA_NAME_MAX + 1];
     uint64_t version;
     store_scan *scan;
@@ -42,8 +46,11 @@ typedef struct http_scanner {
 struct http_scanners {
     pthread_mutex_t mu;
     http_scanner **slots;
+    size_t *free_slots;       /* a stack of the empty slots */
+    size_t nfree;
     size_t max, open;
     long idle_ms;
+    int64_t swept_ms;         /* last sweep for idle scanners */
     uint64_t next_id, salt;
 };
 
@@ -62,6 +69,10 @@ http_scanners_new(size_t max, long idle_ms)
     pthread_mutex_init(&s->mu, NULL);
     s->max = max ? max : HTTP_SCANNERS_MAX_DEFAULT;
     s->slots = kiln_calloc(s->max, sizeof *s->slots);
+    s->free_slots = kiln_calloc(s->max, sizeof *s->free_slots);
+    for (size_t i = 0; i < s->max; i++)
+        s->free_slots[i] = s->max - 1 - i;   /* slot 0 on top */
+    s->nfree = s->max;
     s->idle_ms = idle_ms > 0 ? idle_ms : HTTP_SCANNER_IDLE_MS_DEFAULT;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -89,6 +100,7 @@ http_scanners_free(http_scanners *s)
     for (size_t i = 0; i < s->max; i++)
         http_scanner_close(s->slots[i]);
     free(s->slots);
+    free(s->free_slots);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -102,33 +114,42 @@ http_scanners_count(http_scanners *s)
     return n;
 }
 
-/* Close scanners idle too long. REQUIRES: s->mu held. The closed ones are
- * linked through *closed so they are freed outside the lock. */
+/* Take slot i's scanner out. REQUIRES: s->mu held. */
 static void
-http_scanners_expire(http_scanners *s, http_scanner **closed, size_t *nclosed)
+http_scanners_remove(http_scanners *s, size_t i)
 {
-    int64_t now = http_scanner_now_ms();
-    for (size_t i = 0; i < s->max; i++) {
-        http_scanner *sc = s->slots[i];
-        if (sc != NULL && !sc->busy && now - sc->used_ms > s->idle_ms) {
-            closed[(*nclosed)++] = sc;
-            s->slots[i] = NULL;
-            s->open--;
-        }
-    }
+    s->slots[i] = NULL;
+    s->free_slots[s->nfree++] = i;
+    s->open--;
 }
 
+/* Close the scanners idle longer than idle_ms; walks the slots at most once
+ * per sweep interval (a quarter of idle_ms, at most a second) unless
+ * `force`. The closed ones are freed outside the lock. */
 static void
-http_scanners_sweep(http_scanners *s)
+http_scanners_sweep(http_scanners *s, int force)
 {
-    http_scanner **closed = kiln_calloc(s->max, sizeof *closed);
-    size_t n = 0;
+    int64_t now = http_scanner_now_ms();
+    long every = s->idle_ms / 4 < 1000 ? s->idle_ms / 4 : 1000;
+    http_scanner *closed = NULL;
     pthread_mutex_lock(&s->mu);
-    http_scanners_expire(s, closed, &n);
+    if (force || now - s->swept_ms >= every) {
+        s->swept_ms = now;
+        for (size_t i = 0; i < s->max && s->open > 0; i++) {
+            http_scanner *sc = s->slots[i];
+            if (sc != NULL && !sc->busy && now - sc->used_ms > s->idle_ms) {
+                http_scanners_remove(s, i);
+                sc->next_closed = closed;
+                closed = sc;
+            }
+        }
+    }
     pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; i < n; i++)
-        http_scanner_close(closed[i]);
-    free(closed);
+    while (closed != NULL) {
+        http_scanner *next = closed->next_closed;
+        http_scanner_close(closed);
+        closed = next;
+    }
 }
 
 /* ------------------------------------------------------------------ create */
@@ -186,16 +207,16 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     sc->limit = (uint64_t)sp->limit;
     sc->used_ms = http_scanner_now_ms();
 
-    http_scanners_sweep(reg);
+    pthread_mutex_lock(&reg->mu);
+    int full = reg->nfree == 0;
+    pthread_mutex_unlock(&reg->mu);
+    http_scanners_sweep(reg, full);   /* when full, now: idle ones make room */
     pthread_mutex_lock(&reg->mu);
     size_t slot = reg->max;
-    for (size_t i = 0; i < reg->max && slot == reg->max; i++) {
-        if (reg->slots[i] == NULL)
-            slot = i;
-    }
-    if (slot < reg->max) {
+    if (reg->nfree > 0) {
+        slot = reg->free_slots[--reg->nfree];
         uint64_t x = (++reg->next_id + reg->salt) * 0xBF58476D1CE4E5B9ull;
-        snprintf(sc->id, sizeof sc->id, "%016" PRIx64, x ^ (x >> 31));
+        snprintf(sc->id, sizeof sc->id, "%08zx%016" PRIx64, slot, x ^ (x >> 31));
         reg->slots[slot] = sc;
         reg->open++;
     }
@@ -228,6 +249,23 @@ out:
 
 /* ------------------------------------------------------------------ use */
 
+/* The slot an ID names (its first 8 hex digits), or SIZE_MAX. */
+static size_t
+http_scanner_slot_of(kslice id)
+{
+    if (id.n != HTTP_SCANNER_ID_LEN)
+        return SIZE_MAX;
+    size_t slot = 0;
+    for (size_t i = 0; i < 8; i++) {
+        uint8_t c = id.p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return SIZE_MAX;
+        slot = slot * 16 + (size_t)d;
+    }
+    return slot;
+}
+
 /* Find q->name and mark it busy. NULL with the reply filled if absent. */
 static http_scanner *
 http_scanner_take(http_api *a, http_api_reply *out, int remove)
@@ -238,31 +276,27 @@ http_scanner_take(http_api *a, http_api_reply *out, int remove)
         http_api_fail(a, out, 404, "no_scanner", "no such scanner");
         return NULL;
     }
-    http_scanners_sweep(reg);
+    http_scanners_sweep(reg, 0);
+    /* the scanner belongs to the table it was made on */
+    char canon[SCHEMA_NAME_MAX + 1], tname[SCHEMA_NAME_MAX + 1];
+    kiln_err err;
+    snprintf(tname, sizeof tname, "%.*s", (int)q->table.n, (const char *)q->table.p);
+    int named = schema_name_canon(tname, canon, &err) == KILN_OK;
     http_scanner *found = NULL;
     int busy = 0;
+    size_t i = http_scanner_slot_of(q->name);
     pthread_mutex_lock(&reg->mu);
-    for (size_t i = 0; i < reg->max && found == NULL; i++) {
-        http_scanner *sc = reg->slots[i];
-        if (sc == NULL || strlen(sc->id) != q->name.n || memcmp(sc->id, q->name.p, q->name.n) != 0)
-            continue;
-        /* the scanner belongs to the table it was made on */
-        char canon[SCHEMA_NAME_MAX + 1];
-        kiln_err err;
-        char tname[SCHEMA_NAME_MAX + 1];
-        snprintf(tname, sizeof tname, "%.*s", (int)q->table.n, (const char *)q->table.p);
-        if (schema_name_canon(tname, canon, &err) != KILN_OK || strcmp(canon, sc->table) != 0)
-            continue;
+    http_scanner *sc = i < reg->max ? reg->slots[i] : NULL;
+    if (sc != NULL && named && strlen(sc->id) == q->name.n &&
+        memcmp(sc->id, q->name.p, q->name.n) == 0 && strcmp(canon, sc->table) == 0) {
         if (sc->busy) {
             busy = 1;
-            break;
-        }
-        found = sc;
-        if (remove) {
-            reg->slots[i] = NULL;
-            reg->open--;
         } else {
-            sc->busy = 1;
+            found = sc;
+            if (remove)
+                http_scanners_remove(reg, i);
+            else
+                sc->busy = 1;
         }
     }
     pthread_mutex_unlock(&reg->mu);

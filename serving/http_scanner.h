@@ -27,6 +27,7 @@
 #define HTTP_SCANNERS_MAX_DEFAULT 1024
 #define HTTP_SCANNER_IDLE_MS_DEFAULT 60000
 #define HTTP_SCANNER_BATCH_DEFAULT 100
+#define HTTP_SCANNER_ID_LEN 24             /* hex: slot (8) and a random tag (16) */
 
 http_scanners *http_scanners_new(size_t max, long idle_ms);
 void http_scanners_free(http_scanners *s);   /* s may be NULL; closes every scanner */

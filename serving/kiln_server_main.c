@@ -32,25 +32,37 @@ static const char kiln_server_usage_text[] =
     "version they started on. Runs in the foreground, logs to stderr; SIGTERM or\n"
     "SIGINT drains the connections and exits 0.\n"
     "\n"
-    "HTTP routes (JSON cells as in HBase REST: {\"Row\":[{\"key\":B64,\"Cell\":[{\"column\":\n"
-    "B64,\"timestamp\":N,\"$\":B64}]}]}):\n"
-    "  GET /                         tables\n"
-    "  GET /version                  server version\n"
-    "  GET /TABLE/schema             families and settings\n"
-    "  GET /TABLE/regions            regions with their files and bytes\n"
-    "  GET /TABLE/ROW[/F[:Q],...]    one row (?v=N versions); 404 when absent;\n"
-    "                                Accept: application/octet-stream on one cell\n"
-    "                                returns the raw value\n"
-    "  GET /TABLE/multiget?row=R1&row=R2...\n"
-    "  GET /TABLE/*?startrow=&endrow=&prefix=&limit=&reversed=&column=\n"
-    "                                a scan; a page cut short carries\n"
-    "                                \"next_startrow\" to resume from\n"
+    "HTTP routes: HBase REST's read API. Representations by Accept: JSON (default;\n"
+    "cells as {\"Row\":[{\"key\":B64,\"Cell\":[{\"column\":B64,\"timestamp\":N,\"$\":B64}]}]}),\n"
+    "text/xml, application/x-protobuf (HBase's CellSet, Scanner, TableList,\n"
+    "TableSchema, Version...) and application/octet-stream for one cell's value.\n"
+    "  GET /                         tables (default-namespace ones without default:)\n"
+    "  GET /version /version/cluster /status/cluster\n"
+    "  GET /namespaces[/NS[/tables]]\n"
+    "  GET /TABLE/schema /TABLE/regions /TABLE/exists\n"
+    "  GET /TABLE/ROW[/COLUMN[,COLUMN...][/TS | /START,END]][?v=N]\n"
+    "                                one row; 404 when absent\n"
+    "  GET /TABLE/PREFIX*[/COLUMN]    rows by prefix; /TABLE/START,END[/COLUMN] a range\n"
+    "  GET /TABLE/multiget[/COLUMN]?row=R1&row=R2...\n"
+    "  GET /TABLE/*?startrow=&endrow=&prefix=&limit=&reversed=&column=&filter=\n"
+    "                                a scan, whole (at most --scan-max-mb, else 413);\n"
+    "                                &paged=true cuts pages of --scan-page-rows that\n"
+    "                                carry \"next_startrow\"; &count=true counts rows\n"
     "  GET /TABLE/*?index=NAME&value=V[&value=V2][&value_start=&value_stop=]\n"
     "                                rows through a secondary index (&limit=,\n"
     "                                &column=; a page cut short carries\n"
     "                                \"next_after\" to pass as &after=)\n"
-    "  GET /TABLE/count?...          rows counted (paged like a scan)\n"
+    "  PUT|POST /TABLE/scanner       open a scanner (a Scanner body in JSON, XML or\n"
+    "                                protobuf: startRow, endRow, column, batch,\n"
+    "                                maxVersions, startTime, endTime, limit,\n"
+    "                                reversed, filter); 201 with its Location\n"
+    "  GET /TABLE/scanner/ID         the next batch (batch cells); 204 at the end\n"
+    "  DELETE /TABLE/scanner/ID      close it\n"
     "  GET /metrics /healthz /status Prometheus metrics, health, HTML status page\n"
+    "filter= and a Scanner's filter take HBase REST's filter JSON (PrefixFilter,\n"
+    "RowFilter, ValueFilter, SingleColumnValueFilter, FilterList, ...). A scanner\n"
+    "reads the version it was opened on to its end, across swaps. Writes (PUT,\n"
+    "POST, DELETE of cells) are 403 as on a read-only HBase gateway.\n"
     "Keys in paths and queries are percent-encoded (/ : , must be: %2F %3A %2C).\n"
     "\n"
     "Redis protocol (GET, MGET, EXISTS, PING, INFO, SELECT): database n is the n-th\n"
@@ -72,7 +84,11 @@ static const char kiln_server_usage_text[] =
     "  --max-request-bytes N   request head / Redis command size (default 65536)\n"
     "  --max-headers N         headers per request (default 64)\n"
     "  --idle-timeout S        close idle connections after S seconds (default 60)\n"
-    "  --scan-page-rows N      rows per scan response at most (default 10000)\n"
+    "  --scan-page-rows N      rows per page of a paged=true scan (default 10000)\n"
+    "  --scan-max-mb N         an unpaged scan's answer at most, MiB (default 64)\n"
+    "  --max-scanners N        open scanners at most; past it a new one is 503\n"
+    "                          (default 1024)\n"
+    "  --scanner-idle S        close a scanner unused for S seconds (default 60)\n"
     "  --poll-ms N             how often CURRENT files are checked (default 100)\n"
     "  --warm-ms N             time a swap may spend warming hot rows (default 600)\n"
     "  --prefetch-ms N         time a swap may spend reading the new version's blocks into\n"
@@ -119,7 +135,7 @@ main(int argc, char **argv)
     enum {
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
         OPT_MAXCONN, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE, OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN,
-        OPT_QUIET
+        OPT_QUIET, OPT_SCANMAX, OPT_SCANNERS, OPT_SCANNER_IDLE
     };
     static const struct option opts[] = {
         {"data", required_argument, NULL, OPT_DATA},
@@ -134,6 +150,9 @@ main(int argc, char **argv)
         {"max-headers", required_argument, NULL, OPT_MAXHDR},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
         {"scan-page-rows", required_argument, NULL, OPT_PAGE},
+        {"scan-max-mb", required_argument, NULL, OPT_SCANMAX},
+        {"max-scanners", required_argument, NULL, OPT_SCANNERS},
+        {"scanner-idle", required_argument, NULL, OPT_SCANNER_IDLE},
         {"poll-ms", required_argument, NULL, OPT_POLL},
         {"warm-ms", required_argument, NULL, OPT_WARM},
         {"prefetch-ms", required_argument, NULL, OPT_PREFETCH},
@@ -212,6 +231,23 @@ main(int argc, char **argv)
                 return kiln_server_usage_error("--scan-page-rows must be 1..10000000, got '%s'",
                                                optarg);
             cfg.page_rows = v;
+            break;
+        case OPT_SCANMAX:
+            if (kiln_server_u64(optarg, 1, 65536, &v) != 0)
+                return kiln_server_usage_error("--scan-max-mb must be 1..65536, got '%s'", optarg);
+            cfg.scan_max_bytes = (size_t)v << 20;
+            break;
+        case OPT_SCANNERS:
+            if (kiln_server_u64(optarg, 1, 1000000, &v) != 0)
+                return kiln_server_usage_error("--max-scanners must be 1..1000000, got '%s'",
+                                               optarg);
+            cfg.scanners_max = (size_t)v;
+            break;
+        case OPT_SCANNER_IDLE:
+            if (kiln_server_u64(optarg, 1, 86400, &v) != 0)
+                return kiln_server_usage_error("--scanner-idle must be 1..86400 s, got '%s'",
+                                               optarg);
+            cfg.scanner_idle_ms = (long)v * 1000;
             break;
         case OPT_POLL:
             if (kiln_server_u64(optarg, 1, 60000, &v) != 0)

@@ -7,6 +7,7 @@
  */
 #include "serving/scanner_spec.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +90,9 @@ scanner_spec_json_int(const json_node *v, const char *what, int64_t *out, kiln_e
     const char *s = json_str(v, NULL);
     if (s != NULL) {   /* some clients send numbers as strings */
         char *end;
+        errno = 0;
         long long x = strtoll(s, &end, 10);
-        if (*s == '\0' || *end != '\0')
+        if (*s == '\0' || *end != '\0' || errno == ERANGE)
             return status_set(err, KILN_INVALID, "scanner: %s must be a number", what);
         *out = x;
         return KILN_OK;
@@ -308,8 +310,9 @@ scanner_xml_number(scanner_xml *x, const kbuf *v, kslice name, int64_t *out)
     memcpy(num, v->data, v->len);
     num[v->len] = '\0';
     char *end;
+    errno = 0;
     long long n = strtoll(num, &end, 10);
-    if (*end != '\0')
+    if (*end != '\0' || errno == ERANGE)
         return status_set(x->err, KILN_INVALID, "scanner: %.*s must be a number", (int)name.n,
                           (const char *)name.p);
     *out = n;
@@ -359,7 +362,8 @@ scanner_spec_xml(const uint8_t *p, size_t n, scanner_spec *s, kiln_err *err)
     kbuf v = KBUF_INIT, b = KBUF_INIT;
     if ((st = scanner_xml_misc(&x)) != KILN_OK)
         goto out;
-    if (!scanner_xml_lit(&x, "<Scanner")) {
+    if (!scanner_xml_lit(&x, "<Scanner") ||
+        (x.p < x.end && scanner_xml_namech(*x.p))) {   /* <ScannerX> is another element */
         st = status_set(err, KILN_INVALID, "scanner: XML: expected <Scanner>");
         goto out;
     }
@@ -486,6 +490,9 @@ scanner_spec_pb(const uint8_t *p, size_t n, scanner_spec *s, kiln_err *err)
             if ((size_t)(end - p) < w)
                 return status_set(err, KILN_INVALID, "scanner: protobuf: truncated field");
             p += w;
+            if (field <= 12)   /* every field Scanner defines is a varint or bytes */
+                return status_set(err, KILN_INVALID,
+                                  "scanner: protobuf: field %u has the wrong type", field);
             continue;
         } else if (wt == 2) {
             if ((used = coding_get_varint(p, end, &v)) == 0 || v > (uint64_t)(end - p - used))

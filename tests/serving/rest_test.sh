@@ -10,7 +10,7 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 KILN=$BUILD/bin/kiln
 T=$(mktemp -d)
 SPID=
-trap '[ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null; rm -rf "$T"' EXIT
+trap '[ -n "$SPID" ] && { kill -KILL "$SPID"; wait "$SPID"; } 2>/dev/null; rm -rf "$T"' EXIT
 export KILN_DATA=$T/data
 if ! command -v protoc >/dev/null || ! python3 -c 'import google.protobuf' 2>/dev/null; then
     "$ROOT/scripts/deps.sh" >/dev/null 2>&1

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""scanner_test.py URL KILN TMPDIR -- HBase REST scanners of kiln-server over
+"""scanner_test.py URL KILN TMPDIR [URL2] -- HBase REST scanners of kiln-server over
 many regions, a salted table and hot swaps, decoded with json and xml.etree
 (no code shared with the server). scanner_test.sh builds the tables: `big`
 (r00000..r01999, cells f:a and f:b valued vN-a-I / vN-b-I for version N,
 14 regions; TMPDIR/vN holds version N's job output) and `salted` (k00000..
-k02999, d:v = valI, 8 buckets). Prints "N passed, N failed"."""
+k02999, d:v = valI, 8 buckets), `wide` (24 rows of 64 KiB). URL2 is a
+server started with --max-scanners 2 --scanner-idle 1 --scan-max-mb 1. Prints "N passed, N failed"."""
 import base64, json, subprocess, sys, time, urllib.request, urllib.error
 import xml.etree.ElementTree as ET
 
@@ -201,5 +202,24 @@ rest3 = drain(path3) if path3 else None
 check("a new scanner reads v3", rest3 is not None and [c for b in rest3 for c in b] == model(3))
 # every scanner above was drained and closed
 check("no scanner left open", call("GET", path or "/big/scanner/x")[0] == 404)
+# ------------------------------------------------------------ bounds (second server)
+if len(sys.argv) > 4:
+    URL = sys.argv[4]   # --max-scanners 2 --scanner-idle 1 --scan-max-mb 1
+    a, _ = open_scanner("big", {"batch": 10})
+    b, _ = open_scanner("salted", {"batch": 10})
+    c, err = open_scanner("big", {"batch": 10})
+    check("a third scanner past --max-scanners 2 is 503", a and b and c is None and err[0] == 503
+          and b"too_many_scanners" in err[1], err)
+    check("an open scanner still answers", next_batch(a)[0] == 200)
+    check("DELETE frees a slot", call("DELETE", a)[0] == 200 and open_scanner("big", {})[0] is not None)
+    time.sleep(2.5)   # both idle past --scanner-idle 1
+    d, err = open_scanner("big", {"batch": 10})
+    check("idle scanners expire and free their slots", d is not None and call("GET", b)[0] == 404, err)
+    st, _, body = call("GET", "/wide/*")
+    check("an unpaged scan past --scan-max-mb is 413", st == 413 and b"paged=true" in body, (st, body[:200]))
+    st, _, body = call("GET", "/wide/*?paged=true&limit=8")
+    check("a paged one of that table answers", st == 200 and len(json.loads(body)["Row"]) == 8, st)
+    st, _, body = call("GET", "/big/*")
+    check("an unpaged scan under --scan-max-mb is whole", st == 200 and len(json.loads(body)["Row"]) == 2000, st)
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -3,7 +3,8 @@
 # hardest on them: a table cut into many regions (empty ones included), a
 # salted table (rows in user-key order, the bucket byte hidden), and `kiln
 # load` swapping in new versions while a scanner is open (the scanner keeps
-# reading the version it started on; a new scanner reads the new one).
+# reading the version it started on; a new scanner reads the new one); and
+# the bounds --max-scanners, --scanner-idle and --scan-max-mb.
 # Checked by scanner_test.py with stock decoders. Prints "N passed, N failed".
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,8 +15,7 @@ KILN=$B/bin/kiln
 export LSAN_OPTIONS="fast_unwind_on_malloc=0:suppressions=$ROOT/tests/mapreduce/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export OMPI_MCA_mca_component_disable_dlclose=1
 T=$(mktemp -d "${TMPDIR:-/tmp}/kiln-scanner-test.XXXXXX")
-SPID=
-trap '[ -n "$SPID" ] && { kill -KILL "$SPID"; wait "$SPID"; } 2>/dev/null; rm -rf "$T"' EXIT
+trap 'rm -rf "$T"' EXIT
 export KILN_DATA=$T/data
 fail() { echo "FAIL: $*"; echo "0 passed, 1 failed"; exit 1; }
 for b in "$KILN" "$B/bin/kiln-server" "$B/bin/kiln-mr"; do [ -x "$b" ] || fail "$b not built"; done
@@ -45,10 +45,34 @@ awk 'BEGIN { for (i = 0; i < 3000; i++) printf "k%05d\tval%d\n", i, i }' >"$T/in
     --input "$T/in.tsv" --output "$T/salted" >"$T/job.log" 2>&1 || fail "importtsv: $(tail -3 "$T/job.log")"
 "$KILN" load salted "$T/salted" >/dev/null || fail "load salted"
 
-"$B/bin/kiln-server" --data "$KILN_DATA" --listen 127.0.0.1:0 --threads 2 --cache-mb 32 \
-    --poll-ms 50 >"$T/log" 2>&1 &
-SPID=$!
-for _ in $(seq 100); do grep -q 'over HTTP on' "$T/log" && break; sleep 0.05; done
-HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/log" | head -1)
+# wide: 24 rows of 64 KiB values (2 MiB of answer in all), for --scan-max-mb 1
+"$KILN" create wide --family w >/dev/null || fail "create wide"
+mkdir -p "$T/w/w"
+python3 -c 'import sys; [sys.stdout.write("w%02d\tw:q\t1\tPut\t%s\n" % (i, "v" * 65536)) for i in range(24)]' |
+    "$KILN" hfile write "$T/w/w/p" --family w >/dev/null || fail "hfile wide"
+touch "$T/w/_SUCCESS"
+"$KILN" load wide "$T/w" >/dev/null || fail "load wide"
+
+# kiln-server LOG ARGS...: start one, print its HTTP port
+serve() {
+    local log=$1
+    shift
+    "$B/bin/kiln-server" --data "$KILN_DATA" --listen 127.0.0.1:0 --threads 2 --cache-mb 32 \
+        --poll-ms 50 "$@" >"$log" 2>&1 &
+    SPIDS="$SPIDS $!"
+    for _ in $(seq 100); do grep -q 'over HTTP on' "$log" && break; sleep 0.05; done
+    sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$log" | head -1
+}
+SPIDS=
+trap 'for p in $SPIDS; do { kill -KILL "$p"; wait "$p"; } 2>/dev/null; done; rm -rf "$T"' EXIT
+for bad in "--max-scanners 0" "--scanner-idle 0" "--scan-max-mb 0" "--max-scanners x"; do
+    # shellcheck disable=SC2086
+    "$B/bin/kiln-server" --data "$KILN_DATA" $bad >/dev/null 2>&1
+    rc=$?
+    [ "$rc" -eq 64 ] || fail "kiln-server $bad: exit $rc, want 64"
+done
+HP=$(serve "$T/log")
 [ -n "$HP" ] || fail "server did not start: $(cat "$T/log")"
-python3 "$ROOT/tests/serving/scanner_test.py" "http://127.0.0.1:$HP" "$KILN" "$T"
+HP2=$(serve "$T/log2" --max-scanners 2 --scanner-idle 1 --scan-max-mb 1)
+[ -n "$HP2" ] || fail "second server did not start: $(cat "$T/log2")"
+python3 "$ROOT/tests/serving/scanner_test.py" "http://127.0.0.1:$HP" "$KILN" "$T" "http://127.0.0.1:$HP2"
