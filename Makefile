@@ -43,6 +43,7 @@ CFLAGS   += -std=c11 -g $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS  += $(SANFLAGS) -pthread
 LIBS     := -lsnappy -lz -lzstd -llz4 -lm
 CMOCKA   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+CLIENT_LIBS := $(shell pkg-config --libs libcurl jansson 2>/dev/null || echo -lcurl -ljansson)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
@@ -87,9 +88,12 @@ ifneq ($(wildcard cli/kiln_main.c),)
 PROGRAMS += $(BIN)/kiln
 endif
 KILN_OBJS := $(BUILD)/obj/cli/kiln_main.o
+# Only the client speaks HTTP as a client: libcurl and jansson link into
+# `kiln` alone, never into kiln-server or the libraries below cli/. (`kiln`
+# takes serving/'s filter evaluation for `scan --filter`.)
 $(BIN)/kiln: $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB) $(CLIENT_LIBS) $(LIBS)
 
 ifneq ($(wildcard mapreduce/kiln_mr_main.c),)
 PROGRAMS += $(BIN)/kiln-mr
@@ -122,8 +126,9 @@ STORAGE_TESTS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/storage
 MR_TESTS       := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/mapreduce/test_*.c))
 BULKLOAD_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/bulkload/test_*.c))
 SERVING_TESTS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/serving/test_*.c))
+CLI_TESTS      := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/cli/test_*.c))
 TEST_HELPERS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/support/*.c))
-TESTS := $(STORAGE_TESTS) $(MR_TESTS) $(BULKLOAD_TESTS) $(SERVING_TESTS)
+TESTS := $(STORAGE_TESTS) $(MR_TESTS) $(BULKLOAD_TESTS) $(SERVING_TESTS) $(CLI_TESTS)
 
 $(STORAGE_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
@@ -140,6 +145,10 @@ $(BULKLOAD_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(BU
 $(SERVING_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(SERVING_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(LIBS)
+
+$(CLI_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(CLI_LIB) $(SERVING_LIB) $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(CLIENT_LIBS) $(LIBS)
 
 # The fuzz smoke run needs clang's libFuzzer; skipped (and reported) under sanitizers
 # other than none because it carries its own ASan build.
@@ -178,6 +187,14 @@ $(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_SERVING_SRCS)
 # NULL + 0 there is what clang's pointer-overflow check flags (C2y defines it).
 $(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_FLAGS := -fno-sanitize=pointer-overflow
 $(FUZZ_SERVING_TARGETS): $(FUZZ_SERVING_SRCS) $(wildcard serving/*.h fuzz/*.h)
+
+# The client's parsers (fuzz_rest*) build cli/'s reader of server answers and
+# its shell filter parser, with libcurl and jansson.
+FUZZ_CLI_SRCS := cli/remote.c cli/rest_http.c cli/shell_filter.c
+FUZZ_CLI_TARGETS := $(filter $(BUILD)/fuzz/fuzz_rest%,$(FUZZ_TARGETS))
+$(FUZZ_CLI_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_CLI_SRCS)
+$(FUZZ_CLI_TARGETS): LIBS += $(CLIENT_LIBS)
+$(FUZZ_CLI_TARGETS): $(FUZZ_CLI_SRCS) $(wildcard cli/*.h)
 
 fuzz: $(FUZZ_TARGETS)
 

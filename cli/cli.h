@@ -24,7 +24,7 @@
 /* Options given before the subcommand. */
 typedef struct cli_globals {
     const char *data_dir;   /* --data DIR, else $KILN_DATA, else "./kiln-data" */
-    const char *server;     /* --server HOST:PORT, or NULL to open data_dir directly */
+    const char *server;     /* --server HOST:PORT or URL, or NULL to open data_dir directly */
 } cli_globals;
 
 /* A subcommand entry point. argv[0] is the subcommand name. Returns an exit code. */
@@ -45,6 +45,8 @@ int cmd_load(const cli_globals *g, int argc, char **argv);
 int cmd_get(const cli_globals *g, int argc, char **argv);
 int cmd_scan(const cli_globals *g, int argc, char **argv);
 int cmd_count(const cli_globals *g, int argc, char **argv);
+int cmd_multiget(const cli_globals *g, int argc, char **argv);
+int cmd_exists(const cli_globals *g, int argc, char **argv);
 
 /* ------------------------------------------------------------------ output */
 

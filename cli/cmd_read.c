@@ -18,11 +18,14 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
+#include "cli/shell_filter.h"
+#include "serving/filter.h"
 #include "storage/block_cache.h"
 #include "storage/cell.h"
 #include "storage/schema.h"
 #include "storage/store_index.h"
 #include "storage/store_view.h"
+#include "storage/table.h"
 
 #define CMD_READ_CACHE_BYTES (64u << 20)
 #define CMD_READ_COL_WIDTH 32
@@ -42,6 +45,7 @@ typedef struct cmd_read_args {
     kbuf *values;                    /* --value (repeatable), decoded */
     size_t nvalues;
     kbuf value_start, value_stop;    /* --value-start / --value-stop */
+    kbuf filter;                     /* --filter as the filter model's JSON; empty if none */
     int has_value_start, has_value_stop;
 } cmd_read_args;
 
@@ -75,6 +79,7 @@ cmd_read_args_free(cmd_read_args *a)
     free(a->values);
     buf_free(&a->value_start);
     buf_free(&a->value_stop);
+    buf_free(&a->filter);
 }
 
 /* Add FAMILY or FAMILY:QUALIFIER (qualifier in printable form). -1 if malformed. */
@@ -437,7 +442,7 @@ cmd_get(const cli_globals *g, int argc, char **argv)
 static const char cmd_scan_usage_text[] =
     "Usage: kiln scan TABLE [--start ROW] [--stop ROW] [--prefix P] [--limit N]\n"
     "                 [--reversed] [--columns C,...] [--versions N]\n"
-    "                 [--time-range MIN,MAX] [--json]\n"
+    "                 [--time-range MIN,MAX] [--filter FILTER] [--json]\n"
     "       kiln scan TABLE --index NAME [--value V]... [--value-start V]\n"
     "                 [--value-stop V] [--limit N] [--columns C,...] [--json]\n"
     "\n"
@@ -461,6 +466,13 @@ static const char cmd_scan_usage_text[] =
     "  --columns C,...        FAMILY or FAMILY:QUALIFIER, comma-separated\n"
     "  --versions N           up to N versions per column (at most the family's)\n"
     "  --time-range MIN,MAX   only cells with MIN <= timestamp < MAX (ms)\n"
+    "  --filter FILTER        HBase shell filter syntax, e.g. \"PrefixFilter('ab') AND\n"
+    "                         ValueFilter(=, 'binary:x')\": Prefix, ColumnPrefix,\n"
+    "                         MultipleColumnPrefix, Row, Family, Qualifier, Value,\n"
+    "                         SingleColumnValue, FirstKeyOnly, KeyOnly, Page,\n"
+    "                         ColumnCountGet and Timestamps filters; AND, OR, ( );\n"
+    "                         comparators binary:, binaryprefix:, regexstring:,\n"
+    "                         substring:; strings in single quotes ('' for ')\n"
     "  --json                 HBase REST CellSet JSON instead of text\n"
     "  --index NAME           read through the secondary index NAME\n"
     "  --value V              an indexed column's value (repeatable, in order)\n"
@@ -482,6 +494,7 @@ static const struct option cmd_scan_opts[] = {
     {"value", required_argument, NULL, 'V'},
     {"value-start", required_argument, NULL, 'A'},
     {"value-stop", required_argument, NULL, 'Z'},
+    {"filter", required_argument, NULL, 'F'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -551,6 +564,16 @@ cmd_read_parse_scan(const char *ctx, const char *usage, int argc, char **argv,
             a->so.reversed = 1;
             continue;
         }
+        if (c == 'F') {
+            kiln_err ferr;
+            status_clear(&ferr);
+            buf_reset(&a->filter);
+            if (strcmp(ctx, "scan") != 0)
+                return cli_usage_error(ctx, "'--filter' is an option of scan only");
+            if (shell_filter_to_json(optarg, &a->filter, &ferr) != KILN_OK)
+                return cli_usage_error(ctx, "--%s", ferr.msg);
+            continue;
+        }
         if (c == 'c') {
             size_t k;
             char **more = cmd_read_specs(optarg, &k);
@@ -573,6 +596,8 @@ cmd_read_parse_scan(const char *ctx, const char *usage, int argc, char **argv,
         return cli_usage_error(ctx, argc - optind < 1 ? "missing TABLE" : "too many arguments");
     if (a->index == NULL && (a->nvalues > 0 || a->has_value_start || a->has_value_stop))
         return cli_usage_error(ctx, "--value, --value-start and --value-stop need --index NAME");
+    if (a->index != NULL && a->filter.len > 0)
+        return cli_usage_error(ctx, "--index does not take --filter");
     if (a->index != NULL && (a->start.len > 0 || a->stop.len > 0 || a->prefix.len > 0 ||
                              a->so.reversed))
         return cli_usage_error(ctx, "--index does not take --start, --stop, --prefix or "
@@ -629,7 +654,10 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
         store_scan *s = NULL;
         remote_scan *rs = NULL;
         store_index_scan *is = NULL;
-        kiln_status sst;
+        filter *flt = NULL;           /* --filter, embedded */
+        kiln_cell *fcells = NULL;     /* the cells a filter keeps */
+        size_t fcap = 0;
+        kiln_status sst = KILN_OK;
         if (a.index != NULL) {
             store_index_opts io;
             kslice vals[STORE_INDEX_COLUMNS_MAX];
@@ -637,8 +665,16 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             sst = rem != NULL ? remote_index_scan_open(rem, argv[optind], a.index, &io, &rs, &err)
                               : store_index_scan_open(v, a.index, &io, &is, &err);
         } else {
-            sst = rem != NULL ? remote_scan_open(rem, argv[optind], &a.so, &rs, &err)
-                              : store_scan_open(v, &a.so, &s, &err);
+            const char *fj = a.filter.len > 0 ? (const char *)a.filter.data : NULL;
+            store_scan_opts so = a.so;
+            if (fj != NULL && rem == NULL) {
+                /* the limit counts the rows the filter keeps */
+                so.limit = 0;
+                sst = filter_parse(fj, a.filter.len, &flt, &err);
+            }
+            if (sst == KILN_OK)
+                sst = rem != NULL ? remote_scan_open(rem, argv[optind], &so, fj, &rs, &err)
+                                  : store_scan_open(v, &so, &s, &err);
         }
         if (sst != KILN_OK) {
             rc = cli_report(&err);
@@ -662,6 +698,20 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
                                   : store_scan_next(s, &r, &has, &err);
                 if (st != KILN_OK || !has)
                     break;
+                int done = 0;
+                if (flt != NULL) {
+                    if (r.count > fcap) {
+                        fcap = r.count;
+                        fcells = kiln_realloc(fcells, fcap * sizeof *fcells);
+                    }
+                    r.count = filter_row(flt, &r, fcells, &done);
+                    r.cells = fcells;
+                    if (r.count == 0) {
+                        if (done)
+                            break;
+                        continue;
+                    }
+                }
                 if (a.json) {
                     cmd_read_json_row(&o, &r, rows == 0);
                 } else {
@@ -669,6 +719,8 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
                         cmd_read_text_cell(&o, &r.cells[i], 1);
                 }
                 rows++;
+                if (done || (flt != NULL && a.so.limit > 0 && rows >= a.so.limit))
+                    break;
             }
             if (a.json)
                 cli_out_str(&o, "]}\n");
@@ -682,6 +734,8 @@ cmd_scan(const cli_globals *g, int argc, char **argv)
             remote_scan_close(rs);
             rc = st != KILN_OK ? cli_report(&err) : ost != KILN_OK ? cli_report(&oerr) : 0;
         }
+        filter_free(flt);
+        free(fcells);
     }
     store_view_unref(v);
     block_cache_free(cache);
@@ -735,4 +789,214 @@ cmd_count(const cli_globals *g, int argc, char **argv)
     cmd_read_free_specs(specs, nspecs);
     cmd_read_args_free(&a);
     return rc;
+}
+
+/* ------------------------------------------------------------------ multiget */
+
+static const char cmd_multiget_usage_text[] =
+    "Usage: kiln multiget TABLE ROW... [--columns C,...] [--versions N]\n"
+    "                     [--time-range MIN,MAX] [--json]\n"
+    "\n"
+    "Read several rows at once (HBase REST's multiget): the rows that have a\n"
+    "visible cell, printed as scan prints them, in the order given; absent rows\n"
+    "are left out. ROW and QUALIFIER are in printable form (\\xNN escapes).\n"
+    "\n"
+    "Options:\n"
+    "  --columns C,...        FAMILY or FAMILY:QUALIFIER, comma-separated\n"
+    "  --versions N           up to N versions per column (at most the family's)\n"
+    "  --time-range MIN,MAX   only cells with MIN <= timestamp < MAX (ms)\n"
+    "  --json                 HBase REST CellSet JSON instead of text\n";
+
+typedef struct cmd_multiget_out {
+    cli_out *o;
+    int json;
+    int started;
+    uint64_t rows;
+} cmd_multiget_out;
+
+/* The heading, once: after the first row is found or at the end, so that a
+ * server's "no such table" (known only then) leaves stdout empty. */
+static void
+cmd_multiget_start(cmd_multiget_out *m)
+{
+    if (m->started)
+        return;
+    m->started = 1;
+    if (m->json) {
+        cli_out_str(m->o, "{\"Row\":[");
+    } else {
+        cli_out_str(m->o, "ROW");
+        cmd_read_pad(m->o, 3);
+        cli_out_str(m->o, "COLUMN+CELL\n");
+    }
+}
+
+static kiln_status
+cmd_multiget_row(void *arg, const store_row *r, kiln_err *err)
+{
+    (void)err;
+    cmd_multiget_out *m = arg;
+    cmd_multiget_start(m);
+    if (m->json) {
+        cmd_read_json_row(m->o, r, m->rows == 0);
+    } else {
+        for (size_t i = 0; i < r->count; i++)
+            cmd_read_text_cell(m->o, &r->cells[i], 1);
+    }
+    m->rows++;
+    return KILN_OK;
+}
+
+int
+cmd_multiget(const cli_globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"columns", required_argument, NULL, 'c'},
+        {"versions", required_argument, NULL, 'v'},
+        {"time-range", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cmd_read_args a;
+    cmd_read_args_init(&a);
+    char **specs = NULL;
+    size_t nspecs = 0;
+    int c, rc = -1;
+    while (rc < 0 && (c = cmd_read_getopt("multiget", argc, argv, opts)) != -1) {
+        if (c == 'h') {
+            fputs(cmd_multiget_usage_text, stdout);
+            rc = 0;
+            break;
+        }
+        if (c == '?') {
+            rc = EX_USAGE;
+            break;
+        }
+        if (c == 'c') {
+            size_t k;
+            char **more = cmd_read_specs(optarg, &k);
+            specs = kiln_realloc(specs, (nspecs + k) * sizeof *specs);
+            memcpy(specs + nspecs, more, k * sizeof *more);
+            nspecs += k;
+            free(more);
+        }
+        int orc = cmd_read_scan_option("multiget", c, &a);
+        if (orc != 0)
+            rc = orc == -1 ? EX_USAGE : orc;
+    }
+    if (rc < 0 && argc - optind < 2)
+        rc = cli_usage_error("multiget", "needs TABLE and at least one ROW");
+    size_t nrows = rc < 0 ? (size_t)(argc - optind - 1) : 0;
+    kbuf *keys = kiln_calloc(nrows ? nrows : 1, sizeof *keys);
+    kslice *rows = kiln_calloc(nrows ? nrows : 1, sizeof *rows);
+    for (size_t i = 0; rc < 0 && i < nrows; i++) {
+        buf_init(&keys[i]);
+        if ((rc = cmd_read_key("multiget", "ROW", argv[optind + 1 + i], &keys[i])) == 0)
+            rc = -1;
+        if (rc < 0 && keys[i].len == 0)
+            rc = cli_usage_error("multiget", "ROW must not be empty");
+        rows[i] = buf_slice(&keys[i]);
+    }
+    block_cache *cache = NULL;
+    store_view *v = NULL;
+    remote *rem = NULL;
+    if (rc < 0) {
+        cmd_read_bind_columns(&a, (const char *const *)specs);
+        int orc = cmd_read_open(g, "multiget", argv[optind], &cache, &v, &rem);
+        if (orc != 0)
+            rc = orc;
+    }
+    if (rc < 0) {
+        kiln_err err;
+        status_clear(&err);
+        cli_out o;
+        cli_out_init(&o, STDOUT_FILENO);
+        cmd_multiget_out m = {&o, a.json, 0, 0};
+        kiln_status st = KILN_OK;
+        if (rem != NULL) {
+            st = remote_multiget(rem, argv[optind], rows, nrows, &a.so.read, cmd_multiget_row, &m,
+                                 &err);
+        } else {
+            store_row_buf *buf = store_row_buf_new();
+            for (size_t i = 0; st == KILN_OK && i < nrows; i++) {
+                store_row r;
+                st = store_view_get(v, rows[i].p, rows[i].n, &a.so.read, buf, &r, &err);
+                if (st == KILN_OK && r.count > 0)
+                    st = cmd_multiget_row(&m, &r, &err);
+            }
+            store_row_buf_free(buf);
+        }
+        if (st == KILN_OK)
+            cmd_multiget_start(&m);
+        if (m.started && a.json)
+            cli_out_str(&o, "]}\n");
+        else if (st == KILN_OK)
+            cli_out_printf(&o, "%" PRIu64 " row(s)\n", m.rows);
+        kiln_err oerr;
+        status_clear(&oerr);
+        kiln_status ost = cli_out_close(&o, &oerr);
+        rc = st != KILN_OK ? cli_report(&err) : ost != KILN_OK ? cli_report(&oerr) : 0;
+    }
+    store_view_unref(v);
+    block_cache_free(cache);
+    remote_close(rem);
+    for (size_t i = 0; i < nrows; i++)
+        buf_free(&keys[i]);
+    free(keys);
+    free(rows);
+    cmd_read_free_specs(specs, nspecs);
+    cmd_read_args_free(&a);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ exists */
+
+static const char cmd_exists_usage_text[] =
+    "Usage: kiln exists TABLE\n"
+    "\n"
+    "Say whether a table exists (HBase shell `exists`): prints \"Table T does\n"
+    "exist\" and exits 0, or \"Table T does not exist\" and exits 1.\n";
+
+int
+cmd_exists(const cli_globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c = cmd_read_getopt("exists", argc, argv, opts);
+    if (c == 'h') {
+        fputs(cmd_exists_usage_text, stdout);
+        return 0;
+    }
+    if (c != -1)
+        return EX_USAGE;
+    if (argc - optind != 1)
+        return cli_usage_error("exists", argc - optind < 1 ? "missing TABLE" : "too many arguments");
+    const char *name = argv[optind];
+    kiln_err err;
+    status_clear(&err);
+    int exists = 0;
+    kiln_status st;
+    if (g->server != NULL) {
+        remote *rem = NULL;
+        st = remote_open(g->server, &rem, &err);
+        if (st == KILN_OK)
+            st = remote_exists(rem, name, &exists, &err);
+        remote_close(rem);
+    } else {
+        kiln_table *t = NULL;
+        st = table_open(g->data_dir, name, &t, &err);
+        if (st == KILN_NOT_FOUND) {
+            st = KILN_OK;
+        } else if (st == KILN_OK) {
+            exists = 1;
+            table_close(t);
+        }
+    }
+    if (st != KILN_OK)
+        return cli_report(&err);
+    printf("Table %s does %sexist\n", name, exists ? "" : "not ");
+    return exists ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 /* kiln_main.c -- `kiln`, the command-line client: global options and dispatch.
  *
- *   kiln [--data DIR] [--server HOST:PORT] COMMAND [ARGS...]
+ *   kiln [--data DIR] [--server ADDR] COMMAND [ARGS...]
  *
  * Each COMMAND is one row of kiln_commands below and one cli/cmd_NAME.c file
  * declared in cli/cli.h; adding a command is adding both. The global options
@@ -24,12 +24,14 @@ typedef struct kiln_command {
 static const kiln_command kiln_commands[] = {
     {"create", cmd_create, "create a table with its column families and split keys"},
     {"list", cmd_list, "list the tables"},
+    {"exists", cmd_exists, "say whether a table exists"},
     {"describe", cmd_describe, "show a table's families, settings and current version"},
     {"regions", cmd_regions, "show a table's regions and their files"},
     {"load", cmd_load, "publish a job's HFile output as a new version, atomically"},
     {"views", cmd_views, "list a table's kept view versions"},
     {"rollback", cmd_rollback, "make an earlier view version current"},
     {"get", cmd_get, "read one row"},
+    {"multiget", cmd_multiget, "read several rows"},
     {"scan", cmd_scan, "scan rows in key order"},
     {"count", cmd_count, "count rows"},
     {"hfile", cmd_hfile, "dump, inspect, check and write HFile v3 files"},
@@ -41,10 +43,11 @@ static void
 kiln_usage(FILE *f)
 {
     fprintf(f,
-            "Usage: kiln [--data DIR] [--server HOST:PORT] COMMAND [ARGS...]\n"
+            "Usage: kiln [--data DIR] [--server ADDR] COMMAND [ARGS...]\n"
             "\n"
             "Kiln's command-line client. It opens the data directory directly, or talks\n"
-            "to a kiln-server with --server; the output is the same either way.\n"
+            "to a kiln-server or any HBase REST gateway with --server; the output is the\n"
+            "same either way.\n"
             "\n"
             "Commands:\n");
     for (size_t i = 0; i < KILN_COMMAND_COUNT; i++)
@@ -54,14 +57,19 @@ kiln_usage(FILE *f)
             "\n"
             "Options:\n"
             "  --data DIR           data directory (default $KILN_DATA, else ./kiln-data)\n"
-            "  --server HOST:PORT   talk to a running kiln-server instead\n"
+            "  --server ADDR        read through a kiln-server or HBase REST gateway instead:\n"
+            "                       HOST:PORT, or http[s]://HOST[:PORT][/PATH] (TLS is\n"
+            "                       verified against the system CAs or $KILN_CA_FILE;\n"
+            "                       $KILN_INSECURE_TLS=1 skips the check). get, multiget,\n"
+            "                       exists, scan, count, list, describe and regions\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
             "\n"
             "Row keys in arguments and output use HBase's printable form: bytes outside\n"
             "printable ASCII, and the backslash, are written \\xNN.\n"
             "\n"
-            "Exit status: 0 success, 64 usage error, 65 bad data, 66 missing input,\n"
+            "Exit status: 0 success (exists: 1 for a table that does not exist), 64 usage\n"
+            "error, 65 bad data, 66 missing input,\n"
             "70 internal error, 74 I/O error.\n");
 }
 
