@@ -2,7 +2,8 @@
  * client.
  *
  * The first byte picks the side. Even: the rest is a byte stream a client
- * sent; every complete request head in it is parsed (http.c) and answered
+ * sent; every complete request in it (head, then a Content-Length or
+ * chunked body) is parsed (http.c) and answered
  * by the API (http_api.c) over a small real table (fuzz_http_fixture.h), as
  * a pipelined connection would be. A parse error must name a 4xx/5xx
  * status; an answer must carry a status between 200 and 599 and, when it is
@@ -86,10 +87,35 @@ fuzz_http_server(const uint8_t *p, size_t n)
         }
         if (req.head_len != head || req.path.n == 0 || req.path.p[0] != '/')
             abort();
+        size_t take = 0;
+        uint8_t *body = NULL;
+        if (req.chunked) {
+            size_t consumed, body_len;
+            int rc = http_chunked_scan(p + pos + head, n - pos - head, HTTP_BODY_MAX, &consumed,
+                                       &body_len, &e);
+            if (rc < 0 && (e.status != 400 && e.status != 413))
+                abort();
+            if (rc <= 0)
+                return;   /* an error closes the connection; incomplete waits */
+            if (consumed > n - pos - head || body_len > consumed)
+                abort();
+            body = malloc(consumed ? consumed : 1);
+            memcpy(body, p + pos + head, consumed);
+            if (http_chunked_decode(body, consumed) != body_len)
+                abort();
+            req.body = kslice_make(body, body_len);
+            take = consumed;
+        } else if (req.content_length > 0) {
+            if (req.content_length > n - pos - head)
+                return;   /* the body is still coming */
+            req.body = kslice_make(p + pos + head, req.content_length);
+            take = req.content_length;
+        }
         http_api_reply r;
         http_api_handle(fuzz_api, &req, &r);
         fuzz_http_check_reply(&r);
-        pos += head;
+        free(body);
+        pos += head + take;
     }
 }
 

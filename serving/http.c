@@ -160,7 +160,7 @@ http_parse_request(const uint8_t *p, size_t head_len, http_header *headers, size
         return http_fail(e, 400, "malformed request");
     const uint8_t *end = p + head_len - 2;   /* the final CRLF */
     const uint8_t *cur = p;
-    int line_no = 0, hosts = 0, conn_close = 0, conn_keep = 0, have_len = 0;
+    int line_no = 0, hosts = 0, conn_close = 0, conn_keep = 0, have_len = 0, have_te = 0;
     uint64_t content_length = 0;
     while (cur < end) {
         const uint8_t *cr = memchr(cur, '\r', (size_t)(end - cur));
@@ -212,20 +212,116 @@ http_parse_request(const uint8_t *p, size_t head_len, http_header *headers, size
             have_len = 1;
             content_length = v;
         } else if (http_slice_ieq(name, "transfer-encoding")) {
-            return http_fail(e, 501, "chunked request bodies are not accepted (send Content-Length)");
+            if (have_te || !http_slice_ieq(value, "chunked"))
+                return http_fail(e, 501, "the only transfer coding accepted is chunked");
+            have_te = 1;
         }
     }
     if (line_no == 0)
         return http_fail(e, 400, "malformed request");
     if (req->version_minor >= 1 && hosts != 1)
         return http_fail(e, 400, hosts ? "more than one Host header" : "missing Host header");
+    if (have_te && have_len)
+        return http_fail(e, 400, "both Content-Length and Transfer-Encoding");
     if (content_length > HTTP_BODY_MAX)
         return http_fail(e, 413, "request body too large");
+    req->chunked = have_te;
     req->content_length = (size_t)content_length;
     req->keep_alive = req->version_minor >= 1 ? !conn_close : conn_keep && !conn_close;
     req->head_only = req->method.n == 4 && memcmp(req->method.p, "HEAD", 4) == 0;
     req->head_len = head_len;
     return 0;
+}
+
+/* ------------------------------------------------------------------ chunked bodies */
+
+#define HTTP_CHUNK_LINE_MAX 1024   /* a size line with its extensions */
+
+static int http_hex(uint8_t c);
+
+/* One CRLF-ended line at p[*at..n): its length without the CRLF in *len.
+ * 1 found, 0 incomplete, -1 too long or a bare CR/LF. */
+static int
+http_chunk_line(const uint8_t *p, size_t n, size_t at, size_t *len)
+{
+    size_t lim = n - at < HTTP_CHUNK_LINE_MAX + 2 ? n - at : HTTP_CHUNK_LINE_MAX + 2;
+    const uint8_t *lf = memchr(p + at, '\n', lim);
+    if (lf == NULL)
+        return n - at >= HTTP_CHUNK_LINE_MAX + 2 ? -1 : 0;
+    size_t l = (size_t)(lf - (p + at));
+    if (l == 0 || p[at + l - 1] != '\r' || memchr(p + at, '\r', l - 1) != NULL)
+        return -1;
+    *len = l - 1;
+    return 1;
+}
+
+int
+http_chunked_scan(const uint8_t *p, size_t n, size_t max_body, size_t *consumed,
+                  size_t *body_len, http_error *e)
+{
+    size_t at = 0, body = 0;
+    for (;;) {
+        size_t len;
+        int r = http_chunk_line(p, n, at, &len);
+        if (r < 0)
+            return http_fail(e, 400, "malformed chunk size line");
+        if (r == 0)
+            return 0;
+        uint64_t size = 0;
+        size_t i = 0;
+        for (; i < len && http_hex(p[at + i]) >= 0; i++) {
+            if (i == 16)
+                return http_fail(e, 400, "chunk size too long");
+            size = size << 4 | (uint64_t)http_hex(p[at + i]);
+        }
+        if (i == 0 || (i < len && p[at + i] != ';' && p[at + i] != ' ' && p[at + i] != '\t'))
+            return http_fail(e, 400, "malformed chunk size");
+        at += len + 2;
+        if (size == 0)
+            break;
+        if (size > max_body - body)
+            return http_fail(e, 413, "request body too large");
+        if (n - at < size + 2)
+            return 0;
+        if (p[at + size] != '\r' || p[at + size + 1] != '\n')
+            return http_fail(e, 400, "chunk data not followed by CRLF");
+        body += (size_t)size;
+        at += (size_t)size + 2;
+    }
+    /* trailer fields, then the empty line */
+    for (;;) {
+        size_t len;
+        if (n - at >= 2 && p[at] == '\r' && p[at + 1] == '\n') {
+            *consumed = at + 2;
+            *body_len = body;
+            return 1;
+        }
+        int r = http_chunk_line(p, n, at, &len);
+        if (r < 0)
+            return http_fail(e, 400, "malformed trailer field");
+        if (r == 0)
+            return 0;
+        at += len + 2;
+    }
+}
+
+size_t
+http_chunked_decode(uint8_t *p, size_t consumed)
+{
+    size_t at = 0, out = 0;
+    while (at < consumed) {
+        uint64_t size = 0;
+        while (http_hex(p[at]) >= 0)
+            size = size << 4 | (uint64_t)http_hex(p[at++]);
+        const uint8_t *lf = memchr(p + at, '\n', consumed - at);
+        at = (size_t)(lf - p) + 1;
+        if (size == 0)
+            break;
+        memmove(p + out, p + at, (size_t)size);
+        out += (size_t)size;
+        at += (size_t)size + 2;
+    }
+    return out;
 }
 
 kslice

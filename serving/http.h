@@ -9,7 +9,9 @@
  * bytes do. A request body is announced by Content-Length (at most
  * HTTP_BODY_MAX bytes; the server's --max-request-bytes bounds head and body
  * together); the server reads it after the head and hands it over in
- * http_request.body. Chunked request bodies are refused (501).
+ * http_request.body. A chunked body (Transfer-Encoding: chunked) is
+ * scanned with http_chunked_scan and decoded in place with
+ * http_chunked_decode.
  *
  * Thread-safety: stateless functions; a request belongs to one thread.
  */
@@ -43,6 +45,7 @@ typedef struct http_request {
     int head_only;            /* method HEAD */
     size_t head_len;          /* bytes of the head, final CRLF included */
     size_t content_length;    /* body bytes announced (0: none) */
+    int chunked;              /* Transfer-Encoding: chunked */
     kslice body;              /* the body, once the server has it (borrowed) */
     kslice content_type;      /* empty if absent */
 } http_request;
@@ -61,10 +64,23 @@ size_t http_head_end(const uint8_t *p, size_t n, size_t *scan);
 /* Parse a complete head of head_len bytes (as http_head_end returned).
  * headers has room for max_headers entries. Returns 0 and fills req, or -1
  * and fills e: 400 malformed syntax or a missing Host in HTTP/1.1, 413 a
- * body over HTTP_BODY_MAX, 431 more than max_headers headers, 501 Transfer-Encoding,
- * 505 an HTTP major version other than 1. */
+ * body over HTTP_BODY_MAX, 431 more than max_headers headers, 501 a transfer
+ * coding other than chunked, 505 an HTTP major version other than 1; 400
+ * for both Content-Length and Transfer-Encoding (a request smuggled past a
+ * proxy looks like that). */
 int http_parse_request(const uint8_t *p, size_t head_len, http_header *headers,
                        size_t max_headers, http_request *req, http_error *e);
+
+/* A chunked body at p[0..n) (RFC 9112 7.1: hex size [;ext] CRLF, data CRLF,
+ * ..., 0 CRLF, trailer fields, CRLF). Returns 1 when it is complete, with
+ * *consumed its encoded length and *body_len the decoded one; 0 while more
+ * bytes are needed; -1 with e (400 malformed, 413 a body over max_body or
+ * a size or extension line too long). Reads only. */
+int http_chunked_scan(const uint8_t *p, size_t n, size_t max_body, size_t *consumed,
+                      size_t *body_len, http_error *e);
+/* Decode a body http_chunked_scan found complete, in place: the data moves
+ * to p[0..body_len). Returns body_len. */
+size_t http_chunked_decode(uint8_t *p, size_t consumed);
 
 /* The status a head that does not fit in limit bytes gets: 414 if even the
  * request line is incomplete, else 431. */

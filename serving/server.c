@@ -349,7 +349,29 @@ conn_http_process(conn *c)
             pos += head;
             break;
         }
-        if (req.content_length > 0) {
+        if (req.chunked) {
+            size_t consumed, body_len;
+            size_t room = w->s->cfg.max_request_bytes > head ? w->s->cfg.max_request_bytes - head
+                                                              : 0;
+            int r = http_chunked_scan(c->rbuf + pos + head, c->rlen - pos - head,
+                                      room < HTTP_BODY_MAX ? room : HTTP_BODY_MAX, &consumed,
+                                      &body_len, &e);
+            if (r < 0) {
+                conn_http_fail(c, e.status, e.reason);
+                pos += head;
+                break;
+            }
+            if (r == 0) {
+                if (c->rlen - pos >= w->s->cfg.max_request_bytes) {
+                    conn_http_fail(c, 413, "request body larger than --max-request-bytes");
+                    pos += head;
+                }
+                break;   /* the body is still coming; the head is parsed again then */
+            }
+            http_chunked_decode(c->rbuf + pos + head, consumed);
+            req.body = kslice_make(c->rbuf + pos + head, body_len);
+            req.content_length = consumed;   /* what the request takes of the buffer */
+        } else if (req.content_length > 0) {
             if (head + req.content_length > w->s->cfg.max_request_bytes) {
                 conn_http_fail(c, 413, "request body larger than --max-request-bytes");
                 pos += head;

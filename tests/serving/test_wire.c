@@ -90,6 +90,82 @@ http_parses_request_line_and_headers(void **state)
                      0);
 }
 
+/* Scan a whole chunked body, then decode it; -2 while incomplete. */
+static int
+wire_chunked(const char *enc, size_t max_body, char *out, size_t *out_len, int *status)
+{
+    size_t n = strlen(enc), consumed = 0, body = 0;
+    http_error e = {0, NULL};
+    int r = http_chunked_scan((const uint8_t *)enc, n, max_body, &consumed, &body, &e);
+    *status = e.status;
+    if (r <= 0)
+        return r == 0 ? -2 : -1;
+    uint8_t *copy = malloc(n);
+    memcpy(copy, enc, n);
+    *out_len = http_chunked_decode(copy, consumed);
+    assert_int_equal(*out_len, body);
+    memcpy(out, copy, body);
+    out[body] = '\0';
+    free(copy);
+    return (int)consumed;
+}
+
+static void
+http_chunked_bodies(void **state)
+{
+    (void)state;
+    char out[256];
+    size_t len;
+    int status;
+    const char *ok = "5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\nNEXT";
+    assert_int_equal(wire_chunked(ok, 100, out, &len, &status), (int)strlen(ok) - 4);
+    assert_string_equal(out, "hello, world");
+    /* upper-case hex, a trailer field, an empty body */
+    assert_true(wire_chunked("A\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n", 100, out, &len,
+                             &status) > 0);
+    assert_string_equal(out, "0123456789");
+    assert_true(wire_chunked("0\r\n\r\n", 100, out, &len, &status) > 0);
+    assert_int_equal(len, 0);
+    /* every proper prefix of a good body is incomplete, never an error */
+    for (size_t cut = 0; cut < strlen(ok) - 4; cut++) {
+        char pre[128];
+        memcpy(pre, ok, cut);
+        pre[cut] = '\0';
+        assert_int_equal(wire_chunked(pre, 100, out, &len, &status), -2);
+    }
+    /* malformed: no hex, junk after the size, data not followed by CRLF,
+     * bare LF, a size of 17 hex digits, a long extension line */
+    const char *bad[] = {"\r\nx\r\n", "g\r\n", "5x\r\nhello\r\n0\r\n\r\n",
+                         "5\r\nhelloXY0\r\n\r\n", "5\nhello\r\n0\r\n\r\n",
+                         "00000000000000001\r\nx\r\n0\r\n\r\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(wire_chunked(bad[i], 100, out, &len, &status), -1);
+        assert_int_equal(status, 400);
+    }
+    char longext[1200] = "1;";
+    memset(longext + 2, 'e', 1100);
+    strcpy(longext + 1102, "\r\nx\r\n0\r\n\r\n");
+    assert_int_equal(wire_chunked(longext, 100, out, &len, &status), -1);
+    /* over the body limit: 413, before the data arrives */
+    assert_int_equal(wire_chunked("10\r\n", 15, out, &len, &status), -1);
+    assert_int_equal(status, 413);
+    assert_int_equal(wire_chunked("8\r\n12345678\r\n8\r\n", 15, out, &len, &status), -1);
+    assert_int_equal(status, 413);
+
+    /* the head: chunked is accepted, other codings are 501, both headers 400 */
+    http_request req;
+    http_error e;
+    assert_int_equal(wire_parse("POST /t/scanner HTTP/1.1\r\nHost: a\r\n"
+                                "Transfer-Encoding: Chunked\r\n\r\n", &req, &e), 0);
+    assert_true(req.chunked);
+    assert_int_equal(wire_parse("POST /t/scanner HTTP/1.1\r\nHost: a\r\n"
+                                "Transfer-Encoding: gzip, chunked\r\n\r\n", &req, &e), -1);
+    assert_int_equal(e.status, 501);
+    assert_int_equal(wire_parse("POST /t/scanner HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n", &req, &e), -1);
+    assert_int_equal(e.status, 400);
+}
+
 static void
 http_rejects_malformed_heads(void **state)
 {
@@ -114,7 +190,7 @@ http_rejects_malformed_heads(void **state)
         {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", 413},
         {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400},
-        {"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+        {"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
         {"GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\nH: 8\r\n\r\n",
          431},
         {"\r\n\r\n", 400},
@@ -553,6 +629,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(http_parses_request_line_and_headers),
         cmocka_unit_test(http_rejects_malformed_heads),
+        cmocka_unit_test(http_chunked_bodies),
         cmocka_unit_test(http_head_end_is_incremental),
         cmocka_unit_test(http_percent_coding_round_trips),
         cmocka_unit_test(http_query_pairs),
