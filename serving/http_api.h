@@ -51,6 +51,8 @@
 #define HTTP_API_MULTIGET_MAX 1000
 #define HTTP_API_COLUMNS_MAX 64
 #define HTTP_API_SCAN_MAX_BYTES_DEFAULT ((size_t)64 << 20)
+#define HTTP_API_DEADLINE_MS_DEFAULT 2000
+#define HTTP_API_SKIP_BATCH 1024        /* rows without cells passed over between clock checks */
 
 typedef struct http_scanners http_scanners;
 
@@ -67,6 +69,7 @@ typedef struct http_api_env {
     size_t page_bytes;            /* body bytes per scan page, roughly */
     uint64_t count_rows;          /* rows per count page at most */
     size_t scan_max_bytes;        /* an unpaged scan's body at most */
+    int64_t deadline_ms;          /* a scan's time on a worker at most */
     http_scanners *scanners;      /* open scanners (http_scanner.h) */
     atomic_int draining;          /* /healthz answers 503 once set */
 } http_api_env;

@@ -277,6 +277,7 @@ http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
     store_scan_opts so = a->rq.so;
     so.reversed = 0;
     so.limit = a->env->count_rows + 1;
+    so.max_skipped = HTTP_API_SKIP_BATCH;
     store_scan *s;
     kiln_err err;
     status_clear(&err);
@@ -292,6 +293,19 @@ http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
         if (store_scan_next(s, &r, &has, &err) != KILN_OK) {
             store_scan_close(s);
             http_api_fail_status(a, out, &err);
+            return;
+        }
+        kslice resume;
+        if (!has && store_scan_yielded(s, &resume)) {
+            if (http_rows_mono_ms() <= deadline)
+                continue;
+            /* past rows without cells: count on from there next time */
+            json_raw(&a->body, "{\"count\":");
+            json_u64(&a->body, rows);
+            json_raw(&a->body, ",\"next_startrow\":\"");
+            json_b64_append(&a->body, resume.p, resume.n);
+            json_raw(&a->body, "\"}\n");
+            store_scan_close(s);
             return;
         }
         if (!has)
@@ -336,6 +350,9 @@ http_rows_scan(http_api *a, views_entry *e, http_api_reply *out)
     store_scan_opts so = q->so;
     /* with a filter the store cannot stop at the limit: rows may be dropped */
     so.limit = f != NULL ? 0 : page + 1;
+    so.max_skipped = HTTP_API_SKIP_BATCH;
+    int64_t deadline = http_rows_mono_ms() + a->env->deadline_ms;
+    uint64_t seen = 0;
     store_scan *s;
     kiln_err err;
     status_clear(&err);
@@ -356,8 +373,27 @@ http_rows_scan(http_api *a, views_entry *e, http_api_reply *out)
             http_api_fail_status(a, out, &err);
             goto end;
         }
-        if (!has)
+        /* A scan passing over rows it does not answer with (no cell in the
+         * asked columns, or dropped by the filter) checks the clock, so one
+         * request cannot hold the worker past the deadline. */
+        kslice resume;
+        int yielded = !has && store_scan_yielded(s, &resume);
+        if (!has && !yielded)
             break;
+        if ((yielded || (++seen & 255) == 0) && http_rows_mono_ms() > deadline) {
+            if (q->paged) {
+                http_cellset_end(&cs, yielded ? &resume : &r.row);
+                goto end;
+            }
+            http_api_fail(a, out, 503, "scan_deadline",
+                          "the scan ran for the request deadline (%lld ms) passing over rows "
+                          "without the asked cells: page it (paged=true resumes where it "
+                          "stopped) or use a scanner (PUT /TABLE/scanner)",
+                          (long long)a->env->deadline_ms);
+            goto end;
+        }
+        if (yielded)
+            continue;
         if (rows == page || (q->paged && a->body.len >= a->env->page_bytes)) {
             if (q->paged || rows < q->so.limit) {
                 http_cellset_end(&cs, &r.row);

@@ -92,6 +92,9 @@ static const char kiln_server_usage_text[] =
     "                          (default 1024); more are refused with 503 / -ERR\n"
     "  --max-reply-bytes N     one answer of several rows (MGET) at most N bytes\n"
     "                          (default 67108864); larger ones are an error\n"
+    "  --request-deadline-ms N a scan passing over rows it does not answer with\n"
+    "                          stops after N ms (default 2000): a paged scan answers\n"
+    "                          what it has with next_startrow, an unpaged one 503\n"
     "  --scan-page-rows N      rows per page of a paged=true scan (default 10000)\n"
     "  --scan-max-mb N         an unpaged scan's answer at most, MiB (default 64)\n"
     "  --max-scanners N        open scanners at most; past it a new one is 503\n"
@@ -142,7 +145,7 @@ main(int argc, char **argv)
 {
     enum {
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
-        OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREPLY, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE,
+        OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREPLY, OPT_DEADLINE, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE,
         OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN, OPT_QUIET, OPT_SCANMAX, OPT_SCANNERS,
         OPT_SCANNER_IDLE
     };
@@ -161,6 +164,7 @@ main(int argc, char **argv)
         {"request-timeout", required_argument, NULL, OPT_REQTIMEOUT},
         {"max-conns-per-client", required_argument, NULL, OPT_PERCLIENT},
         {"max-reply-bytes", required_argument, NULL, OPT_MAXREPLY},
+        {"request-deadline-ms", required_argument, NULL, OPT_DEADLINE},
         {"scan-page-rows", required_argument, NULL, OPT_PAGE},
         {"scan-max-mb", required_argument, NULL, OPT_SCANMAX},
         {"max-scanners", required_argument, NULL, OPT_SCANNERS},
@@ -255,6 +259,12 @@ main(int argc, char **argv)
                 return kiln_server_usage_error("--max-reply-bytes must be 1024..2^40, got '%s'",
                                                optarg);
             cfg.max_reply_bytes = (size_t)v;
+            break;
+        case OPT_DEADLINE:
+            if (kiln_server_u64(optarg, 1, 3600000, &v) != 0)
+                return kiln_server_usage_error("--request-deadline-ms must be 1..3600000, got '%s'",
+                                               optarg);
+            cfg.request_deadline_ms = (int)v;
             break;
         case OPT_PAGE:
             if (kiln_server_u64(optarg, 1, 10000000, &v) != 0)

@@ -126,6 +126,7 @@ server_config_init(server_config *c)
     c->request_timeout_ms = SERVER_REQUEST_TIMEOUT_MS_DEFAULT;
     c->max_conns_per_client = SERVER_MAX_CONNS_PER_CLIENT_DEFAULT;
     c->max_reply_bytes = SERVER_MAX_REPLY_BYTES_DEFAULT;
+    c->request_deadline_ms = HTTP_API_DEADLINE_MS_DEFAULT;
     c->drain_timeout_ms = SERVER_DRAIN_TIMEOUT_MS_DEFAULT;
     c->page_rows = HTTP_API_PAGE_ROWS_DEFAULT;
     c->page_bytes = HTTP_API_PAGE_BYTES_DEFAULT;
@@ -943,6 +944,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->env.page_rows = cfg->page_rows;
     s->env.page_bytes = cfg->page_bytes ? cfg->page_bytes : HTTP_API_PAGE_BYTES_DEFAULT;
     s->env.count_rows = HTTP_API_COUNT_ROWS_DEFAULT;
+    s->env.deadline_ms = cfg->request_deadline_ms > 0 ? cfg->request_deadline_ms
+                                                      : HTTP_API_DEADLINE_MS_DEFAULT;
     s->env.scan_max_bytes = cfg->scan_max_bytes ? cfg->scan_max_bytes
                                                 : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
     s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);

@@ -53,6 +53,7 @@ typedef struct server_config {
     int request_timeout_ms;           /* a request must arrive whole within this */
     int max_conns_per_client;         /* per client IP address */
     size_t max_reply_bytes;           /* one answer of several rows at most */
+    int request_deadline_ms;          /* a scan's time on a worker at most */
     int drain_timeout_ms;
     uint64_t page_rows;               /* rows per scan page */
     size_t page_bytes;

@@ -33,6 +33,10 @@ struct store_scan {
     size_t region;
     int region_open;
     int done;
+    uint64_t max_skipped;     /* rows without a visible cell per next call; 0 = any */
+    int yielded;              /* the last next call stopped at max_skipped */
+    uint64_t skipped;         /* rows passed over in this call */
+    kbuf resume;              /* then: the last row it passed over */
     store_merge *m;
     store_row_buf *buf;
     /* salted table: one scan per bucket, merged */
@@ -88,9 +92,11 @@ store_scan_open_plain(store_view *v, const store_scan_opts *o, store_scan **out,
     s->v = v;
     s->reversed = o->reversed;
     s->limit = o->limit;
+    s->max_skipped = o->max_skipped;
     buf_init(&s->lo);
     buf_init(&s->hi);
     buf_init(&s->prefix);
+    buf_init(&s->resume);
     kbuf pend = KBUF_INIT;
     int has_pend = 0;
     if (o->prefix_len > 0) {
@@ -156,6 +162,7 @@ store_scan_close(store_scan *s)
     buf_free(&s->lo);
     buf_free(&s->hi);
     buf_free(&s->prefix);
+    buf_free(&s->resume);
     store_view_unref(s->v);
     free(s);
 }
@@ -167,6 +174,8 @@ store_scan_enter_region(store_scan *s, kiln_err *err)
     s->region_open = 1;
     return store_view_fill_merge(s->v, s->region, &s->sel, NULL, 0, s->m, err);
 }
+
+static int store_scan_skip(store_scan *s, kslice row);
 
 static kiln_status
 store_scan_next_forward(store_scan *s, store_row *out, int *has_row, kiln_err *err)
@@ -214,9 +223,33 @@ store_scan_next_forward(store_scan *s, store_row *out, int *has_row, kiln_err *e
             *has_row = 1;
             return KILN_OK;
         }
+        if (store_scan_skip(s, row))
+            return KILN_OK;
     }
     s->done = 1;
     return KILN_OK;
+}
+
+/* A row without a visible cell was passed over: 1 when the call must stop
+ * here (max_skipped reached), noting the row to resume from. */
+static int
+store_scan_skip(store_scan *s, kslice row)
+{
+    if (s->max_skipped == 0 || ++s->skipped < s->max_skipped)
+        return 0;
+    s->yielded = 1;
+    buf_reset(&s->resume);
+    buf_append(&s->resume, row.p, row.n);
+    return 1;
+}
+
+int
+store_scan_yielded(const store_scan *s, kslice *resume)
+{
+    if (!s->yielded)
+        return 0;
+    *resume = buf_slice(&s->resume);
+    return 1;
 }
 
 static kiln_status
@@ -285,6 +318,10 @@ store_scan_next_reversed(store_scan *s, store_row *out, int *has_row, kiln_err *
             buf_free(&row);
             return KILN_OK;
         }
+        if (store_scan_skip(s, buf_slice(&row))) {
+            buf_free(&row);
+            return KILN_OK;
+        }
     }
     buf_free(&row);
     s->done = 1;
@@ -315,12 +352,14 @@ store_scan_open(store_view *v, const store_scan_opts *o, store_scan **out, kiln_
     buf_init(&s->lo);
     buf_init(&s->hi);
     buf_init(&s->prefix);
+    buf_init(&s->resume);
     s->subs = kiln_calloc(buckets, sizeof *s->subs);
     s->heads = kiln_calloc(buckets, sizeof *s->heads);
     s->heap = kiln_calloc(buckets, sizeof *s->heap);
     kbuf pre = KBUF_INIT, lo = KBUF_INIT, hi = KBUF_INIT;
     for (uint32_t b = 0; b < buckets && st == KILN_OK; b++) {
         store_scan_opts bo = *o;
+        bo.max_skipped = 0;   /* a bucket that stopped early would look finished */
         buf_reset(&pre);
         buf_append_u8(&pre, (uint8_t)b);
         buf_append(&pre, o->prefix, o->prefix_len);
@@ -437,6 +476,8 @@ store_scan_next(store_scan *s, store_row *out, int *has_row, kiln_err *err)
     *has_row = 0;
     out->count = 0;
     out->cells = NULL;
+    s->yielded = 0;
+    s->skipped = 0;
     if (s->done || (s->limit > 0 && s->emitted >= s->limit) || s->v->nregions == 0)
         return KILN_OK;
     kiln_status st = s->subs != NULL ? store_scan_next_salted(s, out, has_row, err)

@@ -151,6 +151,11 @@ typedef struct store_scan_opts {
     size_t prefix_len;
     uint64_t limit;                 /* rows; 0 = no limit */
     int reversed;
+    /* Rows without a visible cell that one store_scan_next may pass over
+     * before it returns to its caller (store_scan_yielded), so that a scan
+     * of a column no row has does not run to the end of the table in one
+     * call. 0 = no bound. Salted tables ignore it. */
+    uint64_t max_skipped;
 } store_scan_opts;
 
 void store_scan_opts_init(store_scan_opts *o);
@@ -160,8 +165,14 @@ typedef struct store_scan store_scan;
 /* Start a scan (takes a reference on v). The option pointers are copied. */
 kiln_status store_scan_open(store_view *v, const store_scan_opts *o, store_scan **out,
                             kiln_err *err);
-/* Next row with a visible cell: *has_row = 0 at the end (or the limit). */
+/* Next row with a visible cell: *has_row = 0 at the end (or the limit), or
+ * when it passed max_skipped rows without one (then store_scan_yielded is
+ * 1 and the next call goes on). */
 kiln_status store_scan_next(store_scan *s, store_row *out, int *has_row, kiln_err *err);
+/* 1 when the last store_scan_next stopped at max_skipped, with *resume the
+ * last row it passed over (every row before it, in scan order, is done;
+ * valid until the next call). */
+int store_scan_yielded(const store_scan *s, kslice *resume);
 void store_scan_close(store_scan *s);   /* s may be NULL */
 
 /* Rows with at least one visible cell in [start, stop) with the options of o

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# deadline_test.sh -- a scan that passes over rows without answering (a
+# column no row has, a filter nothing passes) cannot hold a worker: with
+# one worker, a point Get sent beside it is answered long before such a
+# scan could finish, an unpaged scan stops at --request-deadline-ms with a
+# 503, a paged one answers what it has with next_startrow and its pages
+# reach the end, and count=true resumes the same way. The full time of the
+# scans is measured first, with a deadline too long to matter, as the
+# reference. Prints "N passed, N failed".
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+KILN=$BUILD/bin/kiln
+SERVER=$BUILD/bin/kiln-server
+T=$(mktemp -d)
+SPID=
+stop_server() {
+    if [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null; then
+        kill -TERM "$SPID" 2>/dev/null
+        wait "$SPID" 2>/dev/null
+    fi
+    SPID=
+}
+trap 'stop_server; rm -rf "$T"' EXIT
+export KILN_DATA=$T/data
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+finish() { echo "deadline_test: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+"$KILN" create big --family f > /dev/null || { bad "kiln create"; finish; }
+mkdir -p "$T/job/f"
+awk 'BEGIN { for (i = 0; i < 2000000; i++) printf "r%07d\tf:q\t5\tPut\tv%d\n", i, i }' |
+    "$KILN" hfile write "$T/job/f/p" --family f > /dev/null || { bad "kiln hfile write"; finish; }
+touch "$T/job/_SUCCESS"
+"$KILN" load big "$T/job" > /dev/null || { bad "kiln load"; finish; }
+
+start_server() { # deadline_ms
+    : > "$T/server.log"
+    "$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 --threads 1 --cache-mb 256 \
+        --request-deadline-ms "$1" > "$T/server.log" 2>&1 &
+    SPID=$!
+    for _ in $(seq 200); do
+        HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
+        [ -n "$HP" ] && break
+        sleep 0.05
+    done
+    U=http://127.0.0.1:$HP
+    [ -n "$HP" ]
+}
+# A ValueFilter no cell passes, URL-encoded.
+NOPE='%7B%22type%22%3A%22ValueFilter%22%2C%22op%22%3A%22EQUAL%22%2C%22comparator%22%3A%7B%22type%22%3A%22BinaryComparator%22%2C%22value%22%3A%22bm9wZQ%3D%3D%22%7D%7D'
+timed() { # URL: prints "status seconds"
+    curl -s -o "$T/body" -w '%{http_code} %{time_total}\n' -m 60 "$1"
+}
+
+# ---------------------------------------------------------------- the reference
+start_server 600000 || { bad "server did not start"; finish; }
+timed "$U/big/r0000001" > /dev/null   # warm the file
+read -r st full_col < <(timed "$U/big/*?column=f:nosuch")
+read -r st2 full_filter < <(timed "$U/big/*?filter=$NOPE")
+check "reference: both scans run to the end (status $st, $st2): ${full_col} s and ${full_filter} s" \
+    test "$st" = 200 -a "$st2" = 200
+stop_server
+
+# ---------------------------------------------------------------- with a deadline
+start_server 30 || { bad "server did not start"; finish; }
+timed "$U/big/r0000001" > /dev/null
+read -r st t < <(timed "$U/big/*?column=f:nosuch")
+check "an unpaged scan of a column no row has stops with 503 (${t} s)" test "$st" = 503
+check "the 503 says how to go on" grep -q '"scan_deadline"' "$T/body"
+read -r st t < <(timed "$U/big/*?filter=$NOPE")
+check "an unpaged scan with a filter nothing passes stops with 503 (${t} s, full ${full_filter} s)" \
+    bash -c "[ '$st' = 503 ] && awk -v a='$t' -v b='$full_filter' 'BEGIN { exit !(a < b / 2) }'"
+
+# A point Get beside the filtered scan, on the one worker.
+curl -s -o /dev/null -m 60 "$U/big/*?filter=$NOPE" &
+bg=$!
+sleep 0.02
+read -r st tget < <(timed "$U/big/r0001234")
+wait "$bg"
+check "a point Get beside it is answered in ${tget} s (the scan alone takes ${full_filter} s)" \
+    bash -c "[ '$st' = 200 ] && awk -v a='$tget' -v b='$full_filter' 'BEGIN { exit !(a < b / 2) }'"
+
+# Paged: each page answers at the deadline and says where to go on; the
+# pages together reach the end of the table.
+pages=0
+start=
+while [ "$pages" -lt 400 ]; do
+    pages=$((pages + 1))
+    curl -sf -m 30 "$U/big/*?column=f:nosuch&paged=true${start:+&startrow=$start}" > "$T/page" ||
+        { bad "paged scan: page $pages failed"; break; }
+    nxt=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("next_startrow", ""))' "$T/page")
+    rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["Row"]))' "$T/page")
+    [ "$rows" = 0 ] || { bad "paged scan: page $pages has $rows rows"; break; }
+    [ -n "$nxt" ] || break
+    start=$(python3 -c 'import base64,sys,urllib.parse; print(urllib.parse.quote(base64.b64decode(sys.argv[1]), safe=""))' "$nxt")
+done
+check "a paged scan of a column no row has ends after $pages pages of no rows, each at the deadline" \
+    bash -c "[ '$pages' -gt 1 ] && [ '$pages' -lt 400 ]"
+
+# count=true resumes from where the deadline stopped it.
+total=0
+start=
+for i in $(seq 400); do
+    curl -sf -m 30 "$U/big/*?column=f:nosuch&count=true${start:+&startrow=$start}" > "$T/count" || break
+    read -r c nxt < <(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["count"], j.get("next_startrow", "-"))' "$T/count")
+    total=$((total + c))
+    [ "$nxt" != - ] || break
+    start=$(python3 -c 'import base64,sys,urllib.parse; print(urllib.parse.quote(base64.b64decode(sys.argv[1]), safe=""))' "$nxt")
+done
+check "count=true of a column no row has: 0 after $i resumed pages" bash -c "[ '$total' = 0 ] && [ '$i' -gt 1 ]"
+curl -sf "$U/big/*?count=true" > "$T/count"
+check "count=true of the table still counts every row" \
+    bash -c "python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j[\"count\"] > 0 else 1)' '$T/count'"
+finish
