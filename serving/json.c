@@ -96,6 +96,35 @@ json_b64_decode(const char *s, size_t n, kbuf *out)
     return 0;
 }
 
+/* Length of the well-formed UTF-8 sequence at p[0..n) (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
+static size_t
+json_utf8_len(const uint8_t *p, size_t n)
+{
+    uint8_t c = p[0];
+    size_t len;
+    uint32_t min, cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2, min = 0x80, cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3, min = 0x800, cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4, min = 0x10000, cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
 void
 json_str_append(kbuf *out, const void *s, size_t n)
 {
@@ -105,7 +134,19 @@ json_str_append(kbuf *out, const void *s, size_t n)
     out->data[out->len++] = '"';
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
+        if (c >= 0x80) {
+            /* A well-formed UTF-8 sequence is copied; any other byte is
+             * written as the code point of the same number (\u00XX), so
+             * the document stays valid UTF-8 whatever the input held. */
+            size_t k = json_utf8_len(p + i, n - i);
+            buf_reserve(out, k ? k : 6);
+            if (k > 0) {
+                memcpy(out->data + out->len, p + i, k);
+                out->len += k;
+                i += k - 1;
+                continue;
+            }
+        } else if (c >= 0x20 && c != '"' && c != '\\') {
             if (out->len == out->cap)
                 buf_reserve(out, n - i + 8);
             out->data[out->len++] = c;
