@@ -45,6 +45,7 @@ fuzz_http_setup(void)
     fuzz_env.page_bytes = 4096;
     fuzz_env.count_rows = 2;
     fuzz_env.deadline_ms = 1000;
+    fuzz_env.max_reply_bytes = 1 << 20;
     fuzz_env.scan_max_bytes = 1 << 20;
     fuzz_api = http_api_new(&fuzz_env, fuzz_reader, fuzz_ctx);
 }

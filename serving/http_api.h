@@ -70,6 +70,7 @@ typedef struct http_api_env {
     uint64_t count_rows;          /* rows per count page at most */
     size_t scan_max_bytes;        /* an unpaged scan's body at most */
     int64_t deadline_ms;          /* a scan's time on a worker at most */
+    size_t max_reply_bytes;       /* a row or multiget answer at most */
     http_scanners *scanners;      /* open scanners (http_scanner.h) */
     atomic_int draining;          /* /healthz answers 503 once set */
 } http_api_env;

@@ -56,6 +56,16 @@ http_rows_exists(http_api *a, views_entry *e, http_api_reply *out)
     (void)a;
 }
 
+/* An answer over --max-reply-bytes (many rows, many versions of many
+ * columns): an error saying how to ask for less, not the bytes. */
+static void
+http_rows_too_large(http_api *a, http_api_reply *out, const char *what)
+{
+    http_api_fail(a, out, 413, "reply_too_large",
+                  "the %s answer passed --max-reply-bytes (%zu): ask for fewer rows, columns "
+                  "or versions (v=)", what, a->env->max_reply_bytes);
+}
+
 void
 http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
 {
@@ -117,6 +127,8 @@ http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
     http_cellset_row(&cs, r.row, r.cells, r.count);
     http_cellset_end(&cs, NULL);
     http_cellset_free(&cs);
+    if (a->body.len > a->env->max_reply_bytes)
+        http_rows_too_large(a, out, "row");
 }
 
 void
@@ -147,6 +159,10 @@ http_rows_multiget(http_api *a, views_entry *e, http_api_reply *out)
         }
         if (r.count > 0)
             found += (size_t)http_rows_emit(a, &cs, f, &r, &done);
+        if (a->body.len > a->env->max_reply_bytes) {
+            http_rows_too_large(a, out, "multiget");
+            goto end;
+        }
     }
     if (found == 0) {
         http_api_fail(a, out, 404, "no_row", "%s: none of the %zu rows exists",

@@ -946,6 +946,7 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->env.count_rows = HTTP_API_COUNT_ROWS_DEFAULT;
     s->env.deadline_ms = cfg->request_deadline_ms > 0 ? cfg->request_deadline_ms
                                                       : HTTP_API_DEADLINE_MS_DEFAULT;
+    s->env.max_reply_bytes = cfg->max_reply_bytes ? cfg->max_reply_bytes : SIZE_MAX;
     s->env.scan_max_bytes = cfg->scan_max_bytes ? cfg->scan_max_bytes
                                                 : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
     s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);

@@ -4,8 +4,8 @@
 # write (more than 4 MiB of answers), and 4,000 pipelined RESP GETs (about
 # 9 MB), read by a client that reads as fast as it can. Each answer is
 # checked for completeness (Content-Length bodies, the RESP bulk count) by
-# a client that shares no code with the server; and an MGET over
-# --max-reply-bytes is refused. Prints "N passed, N failed".
+# a client that shares no code with the server; and an MGET or HTTP
+# multiget over --max-reply-bytes is refused. Prints "N passed, N failed".
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -146,6 +146,16 @@ case $ans in
     *"MGET answer larger than --max-reply-bytes (1000000)"*) ok "an MGET over --max-reply-bytes is refused" ;;
     *) bad "an MGET over --max-reply-bytes: got '${ans:0:80}'" ;;
 esac
+HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
+q=$(seq -f 'row=r%06g' 0 999 | tr '\n' '&')
+code=$(curl -s -o "$T/mg" -w '%{http_code}' "http://127.0.0.1:$HP/big/multiget?${q%&}")
+if [ "$code" = 413 ] && grep -q reply_too_large "$T/mg"; then
+    ok "an HTTP multiget over --max-reply-bytes is a 413"
+else
+    bad "an HTTP multiget over --max-reply-bytes: $code $(head -c 120 "$T/mg")"
+fi
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP/big/multiget?row=r000001&row=r000002")
+[ "$code" = 200 ] && ok "a small HTTP multiget still answers" || bad "a small HTTP multiget: $code"
 check_small=$(redis-cli -p "$RP" MGET r000001 r000002 | wc -l)
 [ "$check_small" = 2 ] && ok "a small MGET still answers" || bad "a small MGET: $check_small lines"
 finish
