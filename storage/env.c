@@ -1,6 +1,9 @@
-/* env.c -- POSIX file layer with fault injection. */
+/* env.c -- POSIX file layer with fault injection (env_fault_arm) and the
+ * hooks of the power-loss recorder (env_power.h). Every call that changes the
+ * file system is gated by env_power_gate and noted once it succeeded. */
 #include "storage/env.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -9,8 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "storage/env_int.h"
 
 #define ENV_WRITE_BUF (256 * 1024)
 
@@ -79,6 +87,8 @@ env_open_read(const char *path, env_file **out, kiln_err *err)
 {
     *out = NULL;
     int e = env_fault_hit(ENV_OP_OPEN);
+    if (!e)
+        e = env_power_down();
     if (e)
         return status_set_errno(err, e, "%s: open", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -103,12 +113,16 @@ env_create(const char *path, int excl, env_file **out, kiln_err *err)
 {
     *out = NULL;
     int e = env_fault_hit(ENV_OP_OPEN);
+    if (!e)
+        e = env_power_gate(ENV_POWER_CREATE);
     if (e)
         return status_set_errno(err, e, "%s: create", path);
+    int existed = !excl && env_exists(path);
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (excl ? O_EXCL : O_TRUNC);
     int fd = open(path, flags, 0644);
     if (fd < 0)
         return status_set_errno(err, errno, "%s: create", path);
+    env_power_note_create(path, 0, existed);
     *out = env_file_new(fd, 1, 0, path);
     return KILN_OK;
 }
@@ -117,8 +131,11 @@ static kiln_status
 env_write_all(env_file *f, const uint8_t *p, size_t n, kiln_err *err)
 {
     int e = env_fault_hit(ENV_OP_WRITE);
+    if (!e)
+        e = env_power_gate(ENV_POWER_WRITE);
     if (e)
         return status_set_errno(err, e, "%s: write", f->path);
+    env_power_note_write(f->path, n);
     while (n > 0) {
         ssize_t w = write(f->fd, p, n);
         if (w < 0) {
@@ -168,10 +185,13 @@ env_sync(env_file *f, kiln_err *err)
     if (s != KILN_OK)
         return s;
     int e = env_fault_hit(ENV_OP_SYNC);
+    if (!e)
+        e = env_power_gate(ENV_POWER_SYNC);
     if (e)
         return status_set_errno(err, e, "%s: fsync", f->path);
     if (fdatasync(f->fd) != 0)
         return status_set_errno(err, errno, "%s: fsync", f->path);
+    env_power_note_sync(f->path);
     return KILN_OK;
 }
 
@@ -179,6 +199,8 @@ kiln_status
 env_pread(env_file *f, uint64_t off, void *dst, size_t n, kiln_err *err)
 {
     int e = env_fault_hit(ENV_OP_READ);
+    if (!e)
+        e = env_power_down();
     if (e)
         return status_set_errno(err, e, "%s: read at offset %llu", f->path, (unsigned long long)off);
     if (!f->writable && (off > f->size || n > f->size - off))
@@ -209,7 +231,8 @@ env_close(env_file *f, kiln_err *err)
 {
     if (f == NULL)
         return KILN_OK;
-    kiln_status s = env_flush(f, err);
+    /* After a power cut buffered bytes are simply lost. */
+    kiln_status s = env_power_is_cut() ? KILN_OK : env_flush(f, err);
     if (close(f->fd) != 0 && s == KILN_OK && f->writable)
         s = status_set_errno(err, errno, "%s: close", f->path);
     buf_free(&f->wbuf);
@@ -240,10 +263,17 @@ kiln_status
 env_rename(const char *from, const char *to, kiln_err *err)
 {
     int e = env_fault_hit(ENV_OP_RENAME);
+    if (!e)
+        e = env_power_gate(ENV_POWER_RENAME);
     if (e)
         return status_set_errno(err, e, "rename %s -> %s", from, to);
-    if (rename(from, to) != 0)
-        return status_set_errno(err, errno, "rename %s -> %s", from, to);
+    long tok = env_power_stash(to);
+    if (rename(from, to) != 0) {
+        int se = errno;
+        env_power_unstash(tok);
+        return status_set_errno(err, se, "rename %s -> %s", from, to);
+    }
+    env_power_note_rename(from, to, tok);
     return KILN_OK;
 }
 
@@ -251,10 +281,13 @@ kiln_status
 env_link(const char *from, const char *to, kiln_err *err)
 {
     int e = env_fault_hit(ENV_OP_LINK);
+    if (!e)
+        e = env_power_gate(ENV_POWER_LINK);
     if (e)
         return status_set_errno(err, e, "link %s -> %s", from, to);
     if (link(from, to) != 0)
         return status_set_errno(err, errno, "link %s -> %s", from, to);
+    env_power_note_link(from, to);
     return KILN_OK;
 }
 
@@ -262,10 +295,19 @@ kiln_status
 env_unlink(const char *path, kiln_err *err)
 {
     int e = env_fault_hit(ENV_OP_UNLINK);
+    if (!e)
+        e = env_power_gate(ENV_POWER_UNLINK);
     if (e)
         return status_set_errno(err, e, "%s: unlink", path);
-    if (unlink(path) != 0)
-        return status_set_errno(err, errno, "%s: unlink", path);
+    long tok = env_power_stash(path);
+    if (unlink(path) != 0) {
+        int se = errno;
+        env_power_unstash(tok);
+        if (se == ENOENT)
+            return status_set(err, KILN_NOT_FOUND, "%s: unlink: %s", path, strerror(se));
+        return status_set_errno(err, se, "%s: unlink", path);
+    }
+    env_power_note_unlink(path, tok, 0);
     return KILN_OK;
 }
 
@@ -273,6 +315,8 @@ kiln_status
 env_sync_dir(const char *dir, kiln_err *err)
 {
     int e = env_fault_hit(ENV_OP_SYNC);
+    if (!e)
+        e = env_power_gate(ENV_POWER_SYNC_DIR);
     if (e)
         return status_set_errno(err, e, "%s: fsync directory", dir);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -283,6 +327,7 @@ env_sync_dir(const char *dir, kiln_err *err)
     close(fd);
     if (r != 0)
         return status_set_errno(err, se, "%s: fsync directory", dir);
+    env_power_note_sync_dir(dir);
     return KILN_OK;
 }
 
@@ -299,8 +344,11 @@ env_mkdirs(const char *path, int mode, kiln_err *err)
             continue;
         char c = tmp[i];
         tmp[i] = '\0';
-        if (mkdir(tmp, (mode_t)mode) != 0 && errno != EEXIST)
-            return status_set_errno(err, errno, "%s: mkdir", tmp);
+        if (!env_exists(tmp)) {
+            kiln_status s = env_mkdir(tmp, mode, err);
+            if (s != KILN_OK && s != KILN_EXISTS)
+                return s;
+        }
         tmp[i] = c;
     }
     struct stat st;
@@ -351,10 +399,222 @@ env_write_file_atomic(const char *path, const void *p, size_t n, kiln_err *err)
     if (s == KILN_OK)
         s = env_rename(tmp, path, err);
     if (s != KILN_OK) {
-        unlink(tmp);
+        env_unlink(tmp, NULL);
         return s;
     }
     char dir[PATH_MAX];
     memcpy(dir, path, strlen(path) + 1);
     return env_sync_dir(dirname(dir), err);
+}
+
+kiln_status
+env_mkdir(const char *path, int mode, kiln_err *err)
+{
+    int e = env_fault_hit(ENV_OP_MKDIR);
+    if (!e)
+        e = env_power_gate(ENV_POWER_MKDIR);
+    if (e)
+        return status_set_errno(err, e, "%s: mkdir", path);
+    if (mkdir(path, (mode_t)mode) != 0) {
+        if (errno == EEXIST)
+            return status_set(err, KILN_EXISTS, "%s: mkdir: %s", path, strerror(errno));
+        return status_set_errno(err, errno, "%s: mkdir", path);
+    }
+    env_power_note_create(path, 1, 0);
+    return KILN_OK;
+}
+
+kiln_status
+env_rmdir(const char *path, kiln_err *err)
+{
+    int e = env_fault_hit(ENV_OP_UNLINK);
+    if (!e)
+        e = env_power_gate(ENV_POWER_RMDIR);
+    if (e)
+        return status_set_errno(err, e, "%s: rmdir", path);
+    if (rmdir(path) != 0) {
+        if (errno == ENOENT)
+            return status_set(err, KILN_NOT_FOUND, "%s: rmdir: %s", path, strerror(errno));
+        return status_set_errno(err, errno, "%s: rmdir", path);
+    }
+    env_power_note_unlink(path, -1, 1);
+    return KILN_OK;
+}
+
+kiln_status
+env_rename_noreplace(const char *from, const char *to, kiln_err *err)
+{
+    int e = env_fault_hit(ENV_OP_RENAME);
+    if (!e)
+        e = env_power_gate(ENV_POWER_RENAME);
+    if (e)
+        return status_set_errno(err, e, "rename %s -> %s", from, to);
+    int r = -1;
+#ifdef SYS_renameat2
+    r = (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_NOREPLACE */);
+    if (r != 0 && (errno == ENOSYS || errno == EINVAL))
+        r = -2;
+#else
+    r = -2;
+#endif
+    if (r == -2) {
+        /* Without renameat2, a directory rename still refuses a non-empty target. */
+        struct stat st;
+        if (lstat(to, &st) == 0) {
+            errno = EEXIST;
+            r = -1;
+        } else {
+            r = rename(from, to);
+        }
+    }
+    if (r != 0) {
+        if (errno == EEXIST || errno == ENOTEMPTY)
+            return status_set(err, KILN_EXISTS, "rename %s -> %s: target exists", from, to);
+        return status_set_errno(err, errno, "rename %s -> %s", from, to);
+    }
+    env_power_note_rename(from, to, -1);
+    return KILN_OK;
+}
+
+static int
+env_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+kiln_status
+env_list_dir(const char *dir, char ***names, size_t *count, kiln_err *err)
+{
+    *names = NULL;
+    *count = 0;
+    int e = env_fault_hit(ENV_OP_LIST);
+    if (!e)
+        e = env_power_down();
+    if (e)
+        return status_set_errno(err, e, "%s: open directory", dir);
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        if (errno == ENOENT)
+            return status_set(err, KILN_NOT_FOUND, "%s: open directory: %s", dir,
+                              strerror(errno));
+        return status_set_errno(err, errno, "%s: open directory", dir);
+    }
+    size_t cap = 0;
+    struct dirent *de;
+    errno = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (*count == cap) {
+            cap = cap ? cap * 2 : 16;
+            *names = kiln_realloc(*names, cap * sizeof **names);
+        }
+        (*names)[(*count)++] = (char *)kiln_memdup(de->d_name, strlen(de->d_name) + 1);
+        errno = 0;
+    }
+    int se = errno;
+    closedir(d);
+    if (se != 0) {
+        env_list_free(*names, *count);
+        *names = NULL;
+        *count = 0;
+        return status_set_errno(err, se, "%s: read directory", dir);
+    }
+    if (*count > 1)
+        qsort(*names, *count, sizeof **names, env_name_cmp);
+    return KILN_OK;
+}
+
+void
+env_list_free(char **names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+kiln_status
+env_stat(const char *path, env_stat_info *out, kiln_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int e = env_fault_hit(ENV_OP_STAT);
+    if (!e)
+        e = env_power_down();
+    if (e)
+        return status_set_errno(err, e, "%s: stat", path);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return status_set(err, KILN_NOT_FOUND, "%s: %s", path, strerror(errno));
+        return status_set_errno(err, errno, "%s: stat", path);
+    }
+    out->size = (uint64_t)st.st_size;
+    out->is_dir = S_ISDIR(st.st_mode);
+    out->is_reg = S_ISREG(st.st_mode);
+    out->dev = (uint64_t)st.st_dev;
+    out->ino = (uint64_t)st.st_ino;
+    out->nlink = (uint64_t)st.st_nlink;
+    out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    out->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+    return KILN_OK;
+}
+
+kiln_status
+env_lock(const char *path, long wait_ms, env_file **out, char *holder, size_t holder_cap,
+         kiln_err *err)
+{
+    *out = NULL;
+    if (holder_cap > 0)
+        holder[0] = '\0';
+    int e = env_fault_hit(ENV_OP_LOCK);
+    if (!e)
+        e = env_power_gate(ENV_POWER_CREATE);
+    if (e)
+        return status_set_errno(err, e, "%s: open", path);
+    int existed = env_exists(path);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return status_set_errno(err, errno, "%s: open", path);
+    if (!existed)
+        env_power_note_create(path, 0, 0);
+    long waited = 0;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            break;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int se = errno;
+            close(fd);
+            return status_set_errno(err, se, "%s: lock", path);
+        }
+        if (wait_ms == 0 || (wait_ms > 0 && waited >= wait_ms)) {
+            char who[32] = "";
+            ssize_t n = pread(fd, who, sizeof who - 1, 0);
+            who[n > 0 ? n : 0] = '\0';
+            who[strcspn(who, "\n")] = '\0';
+            if (holder_cap > 0)
+                snprintf(holder, holder_cap, "%s", who);
+            close(fd);
+            return status_set(err, KILN_BUSY, "%s: locked", path);
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        waited += 20;
+    }
+    /* The pid is only informational (never synced); the flock is what excludes. */
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) != n) {
+        /* ignored: see above */
+    }
+    *out = env_file_new(fd, 0, 0, path);
+    return KILN_OK;
+}
+
+void
+env_unlock(env_file *f)
+{
+    if (f == NULL)
+        return;
+    flock(f->fd, LOCK_UN);
+    env_close(f, NULL);
 }
