@@ -839,6 +839,14 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
                 st = s2;
         }
         env_list_free(names, n);
+        /* The manifests' removal is made durable before any file goes, so
+         * a crash never brings back a manifest whose files are gone. */
+        if (st == KILN_OK && stats->manifests_removed > 0)
+            st = env_sync_dir(p, err);
+    }
+    if (st != KILN_OK) {
+        free(refs.names);
+        return st;
     }
     if (table_join(p, sizeof p, err, t->dir, TABLE_FILES_DIR) == KILN_OK) {
         kiln_status s2 = env_list_dir(p, &names, &n, err);
@@ -862,6 +870,8 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
                 }
             }
             env_list_free(names, n);
+            if (st == KILN_OK && stats->files_removed > 0)
+                st = env_sync_dir(p, err);
         }
     }
     free(refs.names);
