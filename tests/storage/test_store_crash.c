@@ -341,6 +341,74 @@ crash_append(void **state)
     crash_points(1);
 }
 
+/* Garbage collection when opening or reading a manifest fails (EIO,
+ * EMFILE, ENOMEM) at each call in turn: the current version's parent -- the
+ * rollback target -- and its files are never removed, and a failure that
+ * stopped the collection is reported. */
+static void
+gc_read_errors(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    char data[512];
+    snprintf(data, sizeof data, "%s/kiln-gcerr-%ld", base ? base : "/tmp", (long)getpid());
+    fresh_store(data, 2);
+    file_count = 0;
+    kiln_table *t;
+    kiln_err err;
+    status_clear(&err);
+    tu_must(table_open(data, "ns:crash", &t, &err), &err);
+    tu_must(table_lock(t, 0, &err), &err);
+    uint64_t v;
+    int published;
+    tu_must(load(t, 0, &v, &published, &err), &err);
+    tu_must(load(t, 0, &v, &published, &err), &err);
+    assert_int_equal(v, 2);
+    manifest m1;
+    tu_must(table_read_manifest(t, 1, &m1, NULL, &err), &err);
+    static const env_op ops[] = {ENV_OP_OPEN, ENV_OP_READ};
+    static const int errs[] = {EIO, EMFILE, ENOMEM};
+    long points = 0;
+    for (size_t oi = 0; oi < 2; oi++) {
+        for (size_t ei = 0; ei < 3; ei++) {
+            env_fault_clear();
+            tu_must(table_gc(t, NULL, &err), &err);
+            long calls = env_op_calls(ops[oi]);
+            assert_true(calls >= 3);
+            for (long k = 1; k <= calls; k++) {
+                env_fault_clear();
+                env_fault_arm(ops[oi], k, errs[ei]);
+                kiln_err e2;
+                status_clear(&e2);
+                kiln_status st = table_gc(t, NULL, &e2);
+                env_fault_clear();
+                points++;
+                manifest m;
+                status_clear(&err);
+                tu_must(table_read_manifest(t, 1, &m, NULL, &err), &err);
+                manifest_free(&m);
+                for (size_t r = 0; r < m1.tables[0].region_count; r++) {
+                    const manifest_region *reg = &m1.tables[0].regions[r];
+                    for (size_t f = 0; f < reg->file_count; f++) {
+                        char p[4096];
+                        table_file_path(t, reg->files[f].name, p, sizeof p);
+                        if (!env_exists(p))
+                            fail_msg("gc removed %s of the parent version after: %s", p,
+                                     e2.msg);
+                    }
+                }
+                assert_int_not_equal(st, KILN_OK);
+            }
+        }
+    }
+    printf("  gc: %ld failed opens and reads, the parent version kept each time\n", points);
+    manifest_free(&m1);
+    uint64_t want = 2;
+    table_close(t);
+    assert_int_equal(check_consistent(data, want, want), want);
+    tu_rmrf(data);
+}
+
 int
 main(void)
 {
@@ -351,6 +419,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(crash_replace),
         cmocka_unit_test(crash_append),
+        cmocka_unit_test(gc_read_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
