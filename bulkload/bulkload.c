@@ -722,8 +722,10 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
         goto out;
     }
     r->version = c.version;
-    if (st != KILN_OK)
+    if (st != KILN_OK) {
+        r->unconfirmed = 1;   /* published, durability not confirmed: no GC either */
         goto out;
+    }
     double t3 = bulkload_now_ms();
     table_gc(c.t, &r->gc, &r->gc_err);
     r->gc_ms = bulkload_now_ms() - t3;

@@ -105,6 +105,9 @@ typedef struct bulkload_result {
     uint64_t bytes;              /* bytes of the job's HFiles */
     uint64_t cells;
     size_t regions_loaded;       /* regions of the table that received at least one file */
+    int unconfirmed;             /* version is current, but the directory fsync after the
+                                    CURRENT rename failed: a crash may still bring back
+                                    parent (the load returned KILN_IO) */
     double check_ms, stage_ms, publish_ms, gc_ms, total_ms;
     table_gc_stats gc;
     kiln_err gc_err;             /* a failed garbage collection (the load itself succeeded) */
@@ -121,7 +124,11 @@ void bulkload_result_free(bulkload_result *r);   /* r may be NULL */
  * append whose indexes differ from the current version's, and rows of a
  * salted table without their bucket byte.
  * Every error leaves the previous version current and the store unchanged
- * (staged files are removed; a crash leaves orphans the next load removes). */
+ * (staged files are removed; a crash leaves orphans the next load removes),
+ * except one: when the rename of CURRENT succeeded but the directory fsync
+ * after it failed, the new version is current (r->version set,
+ * r->unconfirmed = 1, KILN_IO naming the failed fsync) and may or may not
+ * survive a crash; the caller must say so (kiln load exits with status 3). */
 kiln_status bulkload_run(const char *data_dir, const char *table, const char *job_dir,
                          const bulkload_options *o, bulkload_result *r, kiln_err *err);
 

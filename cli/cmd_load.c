@@ -39,7 +39,16 @@ static const char cmd_load_usage_text[] =
     "  --no-split        refuse files that straddle a region boundary\n"
     "  --verify          also read and check every block of every file (slower)\n"
     "  --wait[=SECONDS]  wait for another load of the table to finish\n"
-    "                    (default: fail at once with exit status 75)\n";
+    "                    (default: fail at once with exit status 75)\n"
+    "\n"
+    "Exit status: 0 loaded (or already loaded); 3 the new version is published\n"
+    "and current, but the directory fsync after publishing it failed, so it may\n"
+    "not survive a crash (check the disk, then `kiln views TABLE`); 64 usage;\n"
+    "65 a bad HFile; 66 no table, job output or _SUCCESS; 74 I/O error, the\n"
+    "previous version stays current; 75 the table is locked.\n";
+
+/* Exit status of a load that published but could not confirm durability. */
+#define CMD_LOAD_EXIT_UNCONFIRMED 3
 
 static void
 cmd_load_region_range(char *out, size_t cap, const bulkload_file *f)
@@ -137,6 +146,15 @@ cmd_load(const cli_globals *g, int argc, char **argv)
     kiln_err err;
     status_clear(&err);
     kiln_status st = bulkload_run(g->data_dir, table, job, &bo, &r, &err);
+    if (st != KILN_OK && r.unconfirmed) {
+        fprintf(stderr,
+                "kiln: load: version %" PRIu64 " of %s is published and current, but its "
+                "durability could not be confirmed (a crash may bring back version %" PRIu64
+                "): %s\n",
+                r.version, table, r.parent, err.msg);
+        bulkload_result_free(&r);
+        return CMD_LOAD_EXIT_UNCONFIRMED;
+    }
     if (st != KILN_OK) {
         bulkload_result_free(&r);
         return cli_report(&err);

@@ -794,6 +794,71 @@ load_copy_across_fs(void **state)
     rm_rf(job);
 }
 
+/* A failed fsync after the CURRENT rename: the new version is current, and
+ * the load says so (r.unconfirmed, the message names the version) instead of
+ * a bare error that promises the old version. Every fsync of a load is
+ * failed in turn; the one after the rename must be among them. */
+static void
+load_unconfirmed_durability(void **state)
+{
+    (void)state;
+    char data[1024], job[1024], p[4096];
+    path_of(data, sizeof data, "d9");
+    path_of(job, sizeof job, "j9");
+    make_table(data, "t");
+    const char *fams[] = {"cf"};
+    mkjob(job, fams, 1, 1);
+    snprintf(p, sizeof p, "%s/cf/f", job);
+    write_hfile(p, "cf", 0, 900, 1, 1, 100);
+    bulkload_options o;
+    bulkload_options_init(&o);
+    bulkload_result r;
+    kiln_err err;
+    status_clear(&err);
+    env_fault_clear();
+    tu_must(bulkload_run(data, "t", job, &o, &r, &err), &err);
+    bulkload_result_free(&r);
+    long syncs = env_op_calls(ENV_OP_SYNC);
+    assert_true(syncs > 3);
+    int unconfirmed = 0;
+    for (long k = 1; k <= syncs; k++) {
+        rm_rf(data);
+        make_table(data, "t");
+        env_fault_clear();
+        env_fault_arm(ENV_OP_SYNC, k, EIO);
+        status_clear(&err);
+        kiln_status st = bulkload_run(data, "t", job, &o, &r, &err);
+        env_fault_clear();
+        manifest m;
+        kiln_table *t;
+        kiln_err e2;
+        status_clear(&e2);
+        tu_must(table_open(data, "t", &t, &e2), &e2);
+        kiln_status cst = table_read_current(t, &m, &e2);
+        table_close(t);
+        if (st == KILN_OK) {
+            assert_int_equal(cst, KILN_OK);
+            manifest_free(&m);
+        } else if (cst == KILN_OK) {
+            /* published: only the confirmation may be missing */
+            assert_int_equal(m.version, r.version);
+            manifest_free(&m);
+            if (!r.unconfirmed)
+                fail_msg("fsync %ld failed, version %llu is current, but the load reported "
+                         "only: %s", k, (unsigned long long)r.version, err.msg);
+            assert_non_null(strstr(err.msg, "is current but may not be durable"));
+            unconfirmed++;
+        } else {
+            assert_int_equal(cst, KILN_NOT_FOUND);
+            assert_int_equal(r.unconfirmed, 0);
+        }
+        bulkload_result_free(&r);
+    }
+    printf("  %ld fsyncs failed in turn, %d left the new version current unconfirmed\n", syncs,
+           unconfirmed);
+    assert_int_equal(unconfirmed, 1);
+}
+
 int
 main(void)
 {
@@ -810,6 +875,7 @@ main(void)
         cmocka_unit_test(load_copy_across_fs),
         cmocka_unit_test(load_indexes),
         cmocka_unit_test(load_salted),
+        cmocka_unit_test(load_unconfirmed_durability),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
