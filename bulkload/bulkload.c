@@ -11,8 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
+#ifdef __linux__
+#include <linux/fs.h>   /* FICLONE */
+#endif
 
 #include "bulkload/bulkload_int.h"
 #include "storage/cell.h"
@@ -49,7 +53,7 @@ const char *
 bulkload_action_name(bulkload_action a)
 {
     switch (a) {
-    case BULKLOAD_LINK:       return "link";
+    case BULKLOAD_LINK:       return "reflink";
     case BULKLOAD_COPY:       return "copy";
     case BULKLOAD_SPLIT:      return "split";
     case BULKLOAD_SKIP_EMPTY: return "skip (empty)";
@@ -355,7 +359,7 @@ bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_s
         }
         f->action = BULKLOAD_SPLIT;
     } else {
-        f->action = BULKLOAD_LINK;
+        f->action = BULKLOAD_COPY;
     }
     return KILN_OK;
 }
@@ -392,36 +396,36 @@ bulkload_copy(const char *src, const char *dst, kiln_err *err)
     return st;
 }
 
-/* fsync a file that was hard-linked in (the job may not have synced it). */
-static kiln_status
-bulkload_sync_file(const char *path, kiln_err *err)
-{
-    env_file *f;
-    kiln_status st = env_open_read(path, &f, err);
-    if (st != KILN_OK)
-        return st;
-    st = env_sync(f, err);
-    env_close(f, NULL);
-    return st;
-}
-
-/* Hard link src to dst, or copy when a link is impossible. */
+/* Give the store its own copy of src at dst: a reflink (the file system
+ * shares the blocks copy-on-write) where the file system can, else a copy.
+ * Never a hard link: a job file rewritten in place (O_TRUNC) would change a
+ * published version under its readers. */
 static kiln_status
 bulkload_stage_one(const char *src, const char *dst, bulkload_action *action, kiln_err *err)
 {
-    kiln_err e2;
-    status_clear(&e2);
-    kiln_status st = env_link(src, dst, &e2);
-    if (st == KILN_OK) {
+#ifdef FICLONE
+    env_file *in, *out;
+    kiln_status st = env_open_read(src, &in, err);
+    if (st != KILN_OK)
+        return st;
+    if ((st = env_create(dst, 1, &out, err)) != KILN_OK) {
+        env_close(in, NULL);
+        return st;
+    }
+    int cloned = ioctl(env_file_fd(out), FICLONE, env_file_fd(in)) == 0;
+    env_close(in, NULL);
+    if (cloned) {
         *action = BULKLOAD_LINK;
-        return bulkload_sync_file(dst, err);
+        st = env_sync(out, err);
+        kiln_status c = env_close(out, err);
+        return st != KILN_OK ? st : c;
     }
-    int e = e2.sys_errno;
-    if (e == EXDEV || e == EPERM || e == EMLINK || e == ENOTSUP || e == EOPNOTSUPP) {
-        *action = BULKLOAD_COPY;
-        return bulkload_copy(src, dst, err);
-    }
-    return status_set(err, e2.code, "%s", e2.msg);
+    env_close(out, NULL);
+    if ((st = env_unlink(dst, err)) != KILN_OK)
+        return st;
+#endif
+    *action = BULKLOAD_COPY;
+    return bulkload_copy(src, dst, err);
 }
 
 /* ------------------------------------------------------------------ run */

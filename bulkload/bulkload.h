@@ -15,8 +15,10 @@
  * straddle region boundaries into one new file per region (or refuse with
  * no_split); take the table LOCK; detect output that is already part of the
  * current version (nothing is done, already_loaded is set); stage each file
- * into the store's files/ (hard link, or copy across file systems; the job's
- * files are never moved or changed) and fsync it; publish; collect garbage.
+ * into the store's files/ as the store's own copy (a reflink where the file
+ * system shares blocks copy-on-write, else a copy; never a hard link, so
+ * rewriting a job file cannot change a published version; the job's files
+ * are never moved or changed) and fsync it; publish; collect garbage.
  *
  * Salted tables: the first and last row of every file must carry the bucket
  * byte of the rest of the key (store_salt.h), so output of a job that did
@@ -71,8 +73,8 @@ typedef struct bulkload_options {
 void bulkload_options_init(bulkload_options *o);
 
 typedef enum bulkload_action {
-    BULKLOAD_LINK = 0,       /* hard-linked into the store */
-    BULKLOAD_COPY,           /* copied (job output on another file system) */
+    BULKLOAD_LINK = 0,       /* reflinked into the store (blocks shared copy-on-write) */
+    BULKLOAD_COPY,           /* copied (the plan for every unsplit file) */
     BULKLOAD_SPLIT,          /* rewritten as one file per region it spans */
     BULKLOAD_SKIP_EMPTY      /* no cells: nothing to load */
 } bulkload_action;
@@ -101,7 +103,7 @@ typedef struct bulkload_result {
     size_t file_count;
     char (*indexes)[SCHEMA_NAME_MAX + 1];   /* the indexes the output holds, by name */
     size_t index_count;
-    size_t linked, copied, split, pieces, skipped;
+    size_t linked, copied, split, pieces, skipped;   /* linked: reflinked */
     uint64_t bytes;              /* bytes of the job's HFiles */
     uint64_t cells;
     size_t regions_loaded;       /* regions of the table that received at least one file */

@@ -23,8 +23,9 @@ static const char cmd_load_usage_text[] =
     "view version of TABLE, all regions and families at once: readers see the\n"
     "old version or the new one, never a mix, at any crash point. Output without\n"
     "_SUCCESS is refused. Every HFile is checked (trailer, index and bloom\n"
-    "checksums, key order, family) before anything is written; files are hard-\n"
-    "linked into the store (copied across file systems), never moved. A file\n"
+    "checksums, key order, family) before anything is written; the store gets\n"
+    "its own copy of each file (a reflink where the file system supports it),\n"
+    "so changing the job output later cannot change a loaded version. A file\n"
     "whose rows straddle a region boundary is rewritten as one file per region.\n"
     "Loading output that the current version already holds does nothing.\n"
     "Secondary indexes the job built (JOB_OUTPUT_DIR/_index/NAME/) are loaded\n"
@@ -184,7 +185,7 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                        job, canon, r.version, bo.mode == BULKLOAD_APPEND ? "append" : "replace",
                        r.parent);
         cli_out_printf(&o,
-                       "  %zu HFile(s): %zu linked, %zu copied, %zu split into %zu, %zu empty "
+                       "  %zu HFile(s): %zu reflinked, %zu copied, %zu split into %zu, %zu empty "
                        "skipped; %zu region(s), %" PRIu64 " cells, %" PRIu64 " bytes\n",
                        r.file_count, r.linked, r.copied, r.split, r.pieces, r.skipped,
                        r.regions_loaded, r.cells, r.bytes);
