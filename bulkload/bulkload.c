@@ -27,8 +27,6 @@
 #include "storage/store_rec.h"
 #include "storage/store_salt.h"
 
-#define BULKLOAD_COPY_CHUNK (1024 * 1024)
-
 void
 bulkload_options_init(bulkload_options *o)
 {
@@ -377,16 +375,7 @@ bulkload_copy(const char *src, const char *dst, kiln_err *err)
         env_close(in, NULL);
         return st;
     }
-    uint8_t *buf = kiln_malloc(BULKLOAD_COPY_CHUNK);
-    uint64_t size = env_file_size(in);
-    for (uint64_t off = 0; off < size && st == KILN_OK;) {
-        size_t n = size - off < BULKLOAD_COPY_CHUNK ? (size_t)(size - off) : BULKLOAD_COPY_CHUNK;
-        st = env_pread(in, off, buf, n, err);
-        if (st == KILN_OK)
-            st = env_append(out, buf, n, err);
-        off += n;
-    }
-    free(buf);
+    st = env_copy_range(in, 0, out, env_file_size(in), err);
     if (st == KILN_OK)
         st = env_sync(out, err);
     kiln_status c = env_close(out, err);

@@ -21,6 +21,7 @@
 #include "storage/env_int.h"
 
 #define ENV_WRITE_BUF (256 * 1024)
+#define ENV_COPY_CHUNK (8 * 1024 * 1024)
 
 struct env_file {
     int fd;
@@ -617,4 +618,68 @@ env_unlock(env_file *f)
         return;
     flock(f->fd, LOCK_UN);
     env_close(f, NULL);
+}
+
+kiln_status
+env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n, kiln_err *err)
+{
+    if (!out->writable)
+        return status_set(err, KILN_INVALID, "%s: not open for writing", out->path);
+    kiln_status s = env_flush(out, err);
+    if (s != KILN_OK)
+        return s;
+    int in_kernel = 1;
+    uint8_t *buf = NULL;
+    while (n > 0) {
+        size_t chunk = n < ENV_COPY_CHUNK ? (size_t)n : ENV_COPY_CHUNK;
+        int e = env_fault_hit(ENV_OP_WRITE);
+        if (!e)
+            e = env_power_gate(ENV_POWER_WRITE);
+        if (e) {
+            free(buf);
+            return status_set_errno(err, e, "%s: write", out->path);
+        }
+        ssize_t w = -1;
+        if (in_kernel) {
+            loff_t ioff = (loff_t)off;
+            w = copy_file_range(in->fd, &ioff, out->fd, NULL, chunk, 0);
+            if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+                          errno == EOPNOTSUPP || errno == EBADF)) {
+                in_kernel = 0;   /* across file systems or unsupported: copy through us */
+                buf = kiln_malloc(ENV_COPY_CHUNK);
+            } else if (w < 0 && errno == EINTR) {
+                continue;
+            } else if (w < 0) {
+                free(buf);
+                return status_set_errno(err, errno, "%s: copy from %s", out->path, in->path);
+            } else if (w == 0) {
+                free(buf);
+                return status_set(err, KILN_CORRUPTION, "%s: truncated at offset %llu",
+                                  in->path, (unsigned long long)off);
+            }
+        }
+        if (!in_kernel) {
+            s = env_pread(in, off, buf, chunk, err);
+            for (size_t done = 0; s == KILN_OK && done < chunk;) {
+                ssize_t k = write(out->fd, buf + done, chunk - done);
+                if (k < 0 && errno == EINTR)
+                    continue;
+                if (k < 0)
+                    s = status_set_errno(err, errno, "%s: write", out->path);
+                else
+                    done += (size_t)k;
+            }
+            if (s != KILN_OK) {
+                free(buf);
+                return s;
+            }
+            w = (ssize_t)chunk;
+        }
+        env_power_note_write(out->path, (uint64_t)w);
+        off += (uint64_t)w;
+        n -= (uint64_t)w;
+        out->size += (uint64_t)w;
+    }
+    free(buf);
+    return KILN_OK;
 }

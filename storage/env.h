@@ -58,6 +58,12 @@ kiln_status env_flush(env_file *f, kiln_err *err);
 /* Flush and fdatasync. */
 kiln_status env_sync(env_file *f, kiln_err *err);
 
+/* Append n bytes of in, from offset off, to out: in the kernel
+ * (copy_file_range) where it can, else through a buffer. Counted and
+ * faulted as writes (one per chunk of up to 8 MiB). KILN_CORRUPTION if in
+ * ends early. */
+kiln_status env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n,
+                           kiln_err *err);
 /* Read exactly n bytes at off. Reading past the end is KILN_CORRUPTION
  * ("PATH: truncated: wanted N bytes at offset O, file has S"). Thread-safe. */
 kiln_status env_pread(env_file *f, uint64_t off, void *dst, size_t n, kiln_err *err);
