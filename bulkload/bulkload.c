@@ -102,58 +102,74 @@ static kiln_status
 bulkload_discover_dir(const kiln_schema *s, const char *job, size_t table, bulkload_result *r,
                       size_t *capp, kiln_err *err)
 {
-    DIR *d = opendir(job);
-    if (d == NULL)
-        return status_set_errno(err, errno, "%s: open job output directory", job);
+    char **names;
+    size_t n;
+    kiln_err e2;
+    status_clear(&e2);
+    kiln_status st = env_list_dir(job, &names, &n, &e2);
+    if (st != KILN_OK)
+        return status_set(err, st, "job output directory: %s", e2.msg);
     size_t cap = *capp;
-    kiln_status st = KILN_OK;
-    struct dirent *e;
-    while (st == KILN_OK && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '_' || e->d_name[0] == '.')
+    for (size_t i = 0; i < n && st == KILN_OK; i++) {
+        const char *fam = names[i];
+        if (fam[0] == '_' || fam[0] == '.')
             continue;
         char fdir[PATH_MAX];
-        struct stat sb;
-        if ((size_t)snprintf(fdir, sizeof fdir, "%s/%s", job, e->d_name) >= sizeof fdir) {
-            st = status_set(err, KILN_INVALID, "%s/%s: path too long", job, e->d_name);
+        env_stat_info sb;
+        if ((size_t)snprintf(fdir, sizeof fdir, "%s/%s", job, fam) >= sizeof fdir) {
+            st = status_set(err, KILN_INVALID, "%s/%s: path too long", job, fam);
             break;
         }
-        if (stat(fdir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        status_clear(&e2);
+        kiln_status s2 = env_stat(fdir, &sb, &e2);
+        if (s2 == KILN_NOT_FOUND || (s2 == KILN_OK && !sb.is_dir))
             continue;
-        if (schema_find_family(s, (const uint8_t *)e->d_name, strlen(e->d_name)) == NULL) {
-            kbuf names = KBUF_INIT;
-            for (size_t i = 0; i < s->family_count; i++) {
-                if (i > 0)
-                    buf_append(&names, ", ", 2);
-                buf_append(&names, s->families[i].name, strlen(s->families[i].name));
+        if (s2 != KILN_OK) {
+            st = status_set(err, s2, "%s", e2.msg);
+            break;
+        }
+        if (schema_find_family(s, (const uint8_t *)fam, strlen(fam)) == NULL) {
+            kbuf fams = KBUF_INIT;
+            for (size_t k = 0; k < s->family_count; k++) {
+                if (k > 0)
+                    buf_append(&fams, ", ", 2);
+                buf_append(&fams, s->families[k].name, strlen(s->families[k].name));
             }
-            buf_append_u8(&names, 0);
+            buf_append_u8(&fams, 0);
             st = status_set(err, KILN_INVALID,
                             "%s: family directory '%s' is not a family of table %s (families: %s)",
-                            job, e->d_name, s->name, (char *)names.data);
-            buf_free(&names);
+                            job, fam, s->name, (char *)fams.data);
+            buf_free(&fams);
             break;
         }
-        DIR *fd = opendir(fdir);
-        if (fd == NULL) {
-            st = status_set_errno(err, errno, "%s: open family directory", fdir);
+        char **files;
+        size_t nf;
+        status_clear(&e2);
+        if ((s2 = env_list_dir(fdir, &files, &nf, &e2)) != KILN_OK) {
+            st = status_set(err, s2, "family directory: %s", e2.msg);
             break;
         }
-        struct dirent *fe;
-        while ((fe = readdir(fd)) != NULL) {
-            if (fe->d_name[0] == '_' || fe->d_name[0] == '.')
+        for (size_t j = 0; j < nf; j++) {
+            if (files[j][0] == '_' || files[j][0] == '.')
                 continue;
             char path[PATH_MAX];
-            if ((size_t)snprintf(path, sizeof path, "%s/%s", fdir, fe->d_name) >= sizeof path) {
-                st = status_set(err, KILN_INVALID, "%s/%s: path too long", fdir, fe->d_name);
+            if ((size_t)snprintf(path, sizeof path, "%s/%s", fdir, files[j]) >= sizeof path) {
+                st = status_set(err, KILN_INVALID, "%s/%s: path too long", fdir, files[j]);
                 break;
             }
-            if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            status_clear(&e2);
+            s2 = env_stat(path, &sb, &e2);
+            if (s2 == KILN_NOT_FOUND || (s2 == KILN_OK && !sb.is_reg))
                 continue;
-            bulkload_add_file(r, &cap, path, e->d_name, table, (uint64_t)sb.st_size);
+            if (s2 != KILN_OK) {
+                st = status_set(err, s2, "%s", e2.msg);
+                break;
+            }
+            bulkload_add_file(r, &cap, path, fam, table, sb.size);
         }
-        closedir(fd);
+        env_list_free(files, nf);
     }
-    closedir(d);
+    env_list_free(names, n);
     *capp = cap;
     return st;
 }
@@ -215,20 +231,22 @@ bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r,
     char idir[PATH_MAX];
     if ((size_t)snprintf(idir, sizeof idir, "%s/%s", job, BULKLOAD_INDEX_DIR) >= sizeof idir)
         return status_set(err, KILN_INVALID, "%s: path too long", job);
-    DIR *d = opendir(idir);
-    char **names = NULL;
-    size_t n = 0;
-    if (d == NULL && errno != ENOENT)
-        return status_set_errno(err, errno, "%s: open directory", idir);
-    struct dirent *e;
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
+    char **all = NULL, **names = NULL;
+    size_t nall = 0, n = 0;
+    kiln_err e2;
+    status_clear(&e2);
+    st = env_list_dir(idir, &all, &nall, &e2);
+    if (st == KILN_NOT_FOUND)
+        st = KILN_OK;   /* no indexes */
+    else if (st != KILN_OK)
+        return status_set(err, st, "%s", e2.msg);
+    for (size_t i = 0; i < nall; i++) {
+        if (all[i][0] == '.')
             continue;
         names = kiln_realloc(names, (n + 1) * sizeof *names);
-        names[n++] = (char *)kiln_memdup(e->d_name, strlen(e->d_name) + 1);
+        names[n++] = (char *)kiln_memdup(all[i], strlen(all[i]) + 1);
     }
-    if (d != NULL)
-        closedir(d);
+    env_list_free(all, nall);
     if (n > STORE_INDEX_MAX)
         st = status_set(err, KILN_INVALID, "%s: %zu indexes (at most %d)", idir, n,
                         STORE_INDEX_MAX);
@@ -494,10 +512,12 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
         st = bulkload_stage_one(f->path, dst, &f->action, err);
         if (st != KILN_OK)
             break;
-        struct stat sb;
-        if (stat(dst, &sb) != 0 || (uint64_t)sb.st_size != f->size) {
+        env_stat_info sb;
+        if ((st = env_stat(dst, &sb, err)) != KILN_OK)
+            break;
+        if (sb.size != f->size) {
             st = status_set(err, KILN_IO, "%s: changed while being loaded (size %llu, was %llu)",
-                            f->path, (unsigned long long)sb.st_size,
+                            f->path, (unsigned long long)sb.size,
                             (unsigned long long)f->size);
             break;
         }
