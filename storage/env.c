@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -24,12 +26,199 @@
 #define ENV_COPY_CHUNK (8 * 1024 * 1024)
 
 struct env_file {
-    int fd;
+    int fd;            /* -1: a cached readable file whose descriptor was closed */
     int writable;
     uint64_t size;     /* readable: size at open; writable: bytes appended */
     kbuf wbuf;         /* pending appended bytes */
     char *path;
+    /* Readable files from env_open_read share the descriptor budget (the
+     * file cache): the fields below are guarded by fdc_mu. */
+    int cached;
+    long users;        /* calls using fd right now: it is not closed under them */
+    dev_t dev;         /* identity checked when the file is reopened */
+    ino_t ino;
+    env_file *lru_prev, *lru_next;   /* open descriptors, most recently used first */
 };
+
+/* ------------------------------------------------------------------ file cache
+ *
+ * Like LevelDB's TableCache, but at the descriptor: every readable file keeps
+ * its parsed state (the reader above it holds its index and blooms), while at
+ * most fdc_max of them hold an open descriptor. The least recently used
+ * descriptor not in use is closed when a file is opened or reopened past the
+ * budget; a file reopens by path on its next read, checked to be the same
+ * inode. Store files are never rewritten and their names never reused, so a
+ * reopen finds the same bytes or, if garbage collection removed the file,
+ * KILN_NOT_FOUND. */
+
+static pthread_mutex_t fdc_mu = PTHREAD_MUTEX_INITIALIZER;
+static env_file *fdc_first, *fdc_last;
+static long fdc_open;       /* descriptors held by cached files */
+static long fdc_max;        /* 0 until first needed */
+static long fdc_reopens;
+
+static long
+fdc_limit_locked(void)
+{
+    if (fdc_max == 0) {
+        struct rlimit rl;
+        long n = 4096;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+            n = (long)rl.rlim_cur / 2;
+        fdc_max = n < 8 ? 8 : n > 65536 ? 65536 : n;
+    }
+    return fdc_max;
+}
+
+static void
+fdc_remove_locked(env_file *f)
+{
+    if (f->lru_prev)
+        f->lru_prev->lru_next = f->lru_next;
+    else
+        fdc_first = f->lru_next;
+    if (f->lru_next)
+        f->lru_next->lru_prev = f->lru_prev;
+    else
+        fdc_last = f->lru_prev;
+    f->lru_prev = f->lru_next = NULL;
+}
+
+static void
+fdc_push_locked(env_file *f)
+{
+    f->lru_prev = NULL;
+    f->lru_next = fdc_first;
+    if (fdc_first)
+        fdc_first->lru_prev = f;
+    fdc_first = f;
+    if (fdc_last == NULL)
+        fdc_last = f;
+}
+
+/* Close least recently used idle descriptors until at most keep are open
+ * (or none is idle). */
+static void
+fdc_evict_locked(long keep)
+{
+    env_file *v = fdc_last;
+    while (fdc_open > keep && v != NULL) {
+        env_file *prev = v->lru_prev;
+        if (v->users == 0 && v->fd >= 0) {
+            fdc_remove_locked(v);
+            close(v->fd);
+            v->fd = -1;
+            fdc_open--;
+        }
+        v = prev;
+    }
+}
+
+/* open(2) for reading; on EMFILE/ENFILE close an idle cached descriptor and
+ * try again. */
+static int
+fdc_open_path_locked(const char *path)
+{
+    for (;;) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 || (errno != EMFILE && errno != ENFILE) || fdc_open == 0)
+            return fd;
+        long before = fdc_open;
+        fdc_evict_locked(fdc_open - 1);
+        if (fdc_open == before) {
+            errno = EMFILE;
+            return -1;
+        }
+    }
+}
+
+/* The descriptor of f, reopened if the cache closed it, pinned until
+ * env_unpin. -1 with the error set in *st. */
+static int
+env_pin(env_file *f, kiln_status *st, kiln_err *err)
+{
+    if (!f->cached)
+        return f->fd;
+    pthread_mutex_lock(&fdc_mu);
+    if (f->fd < 0) {
+        int fd = fdc_open_path_locked(f->path);
+        if (fd < 0) {
+            int e = errno;
+            pthread_mutex_unlock(&fdc_mu);
+            *st = e == ENOENT ? status_set(err, KILN_NOT_FOUND,
+                                           "%s: reopen: removed since it was opened", f->path)
+                              : status_set_errno(err, e, "%s: reopen", f->path);
+            return -1;
+        }
+        struct stat sb;
+        if (fstat(fd, &sb) != 0 || sb.st_dev != f->dev || sb.st_ino != f->ino) {
+            close(fd);
+            pthread_mutex_unlock(&fdc_mu);
+            *st = status_set(err, KILN_CORRUPTION, "%s: reopen: replaced since it was opened",
+                             f->path);
+            return -1;
+        }
+        f->fd = fd;
+        fdc_open++;
+        fdc_reopens++;
+        fdc_push_locked(f);
+        f->users++;
+        fdc_evict_locked(fdc_limit_locked());
+    } else {
+        fdc_remove_locked(f);
+        fdc_push_locked(f);
+        f->users++;
+    }
+    int fd = f->fd;
+    pthread_mutex_unlock(&fdc_mu);
+    return fd;
+}
+
+static void
+env_unpin(env_file *f)
+{
+    if (!f->cached)
+        return;
+    pthread_mutex_lock(&fdc_mu);
+    f->users--;
+    pthread_mutex_unlock(&fdc_mu);
+}
+
+void
+env_set_max_open_files(long n)
+{
+    pthread_mutex_lock(&fdc_mu);
+    fdc_max = n > 0 ? n : 0;
+    fdc_evict_locked(fdc_limit_locked());
+    pthread_mutex_unlock(&fdc_mu);
+}
+
+long
+env_max_open_files(void)
+{
+    pthread_mutex_lock(&fdc_mu);
+    long n = fdc_limit_locked();
+    pthread_mutex_unlock(&fdc_mu);
+    return n;
+}
+
+long
+env_open_files(void)
+{
+    pthread_mutex_lock(&fdc_mu);
+    long n = fdc_open;
+    pthread_mutex_unlock(&fdc_mu);
+    return n;
+}
+
+long
+env_reopens(void)
+{
+    pthread_mutex_lock(&fdc_mu);
+    long n = fdc_reopens;
+    pthread_mutex_unlock(&fdc_mu);
+    return n;
+}
 
 static _Atomic long fault_calls[ENV_OP_COUNT];
 static _Atomic long fault_at[ENV_OP_COUNT];
@@ -92,20 +281,34 @@ env_open_read(const char *path, env_file **out, kiln_err *err)
         e = env_power_down();
     if (e)
         return status_set_errno(err, e, "%s: open", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return status_set_errno(err, errno, "%s: open", path);
+    pthread_mutex_lock(&fdc_mu);
+    int fd = fdc_open_path_locked(path);
+    if (fd < 0) {
+        int se = errno;
+        pthread_mutex_unlock(&fdc_mu);
+        return status_set_errno(err, se, "%s: open", path);
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int se = errno;
         close(fd);
+        pthread_mutex_unlock(&fdc_mu);
         return status_set_errno(err, se, "%s: stat", path);
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
+        pthread_mutex_unlock(&fdc_mu);
         return status_set(err, KILN_INVALID, "%s: is a directory", path);
     }
-    *out = env_file_new(fd, 0, (uint64_t)st.st_size, path);
+    env_file *f = env_file_new(fd, 0, (uint64_t)st.st_size, path);
+    f->cached = 1;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    fdc_open++;
+    fdc_push_locked(f);
+    fdc_evict_locked(fdc_limit_locked());
+    pthread_mutex_unlock(&fdc_mu);
+    *out = f;
     return KILN_OK;
 }
 
@@ -190,8 +393,14 @@ env_sync(env_file *f, kiln_err *err)
         e = env_power_gate(ENV_POWER_SYNC);
     if (e)
         return status_set_errno(err, e, "%s: fsync", f->path);
-    if (fdatasync(f->fd) != 0)
-        return status_set_errno(err, errno, "%s: fsync", f->path);
+    int fd = env_pin(f, &s, err);
+    if (fd < 0)
+        return s;
+    int r = fdatasync(fd);
+    int se = errno;
+    env_unpin(f);
+    if (r != 0)
+        return status_set_errno(err, se, "%s: fsync", f->path);
     env_power_note_sync(f->path);
     return KILN_OK;
 }
@@ -208,23 +417,31 @@ env_pread(env_file *f, uint64_t off, void *dst, size_t n, kiln_err *err)
         return status_set(err, KILN_CORRUPTION,
                           "%s: truncated: wanted %zu bytes at offset %llu, file has %llu",
                           f->path, n, (unsigned long long)off, (unsigned long long)f->size);
+    kiln_status s = KILN_OK;
+    int fd = env_pin(f, &s, err);
+    if (fd < 0)
+        return s;
     uint8_t *p = dst;
     while (n > 0) {
-        ssize_t r = pread(f->fd, p, n, (off_t)off);
+        ssize_t r = pread(fd, p, n, (off_t)off);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            return status_set_errno(err, errno, "%s: read at offset %llu", f->path,
-                                    (unsigned long long)off);
+            s = status_set_errno(err, errno, "%s: read at offset %llu", f->path,
+                                 (unsigned long long)off);
+            break;
         }
-        if (r == 0)
-            return status_set(err, KILN_CORRUPTION, "%s: truncated at offset %llu", f->path,
-                              (unsigned long long)off);
+        if (r == 0) {
+            s = status_set(err, KILN_CORRUPTION, "%s: truncated at offset %llu", f->path,
+                           (unsigned long long)off);
+            break;
+        }
         p += r;
         off += (uint64_t)r;
         n -= (size_t)r;
     }
-    return KILN_OK;
+    env_unpin(f);
+    return s;
 }
 
 kiln_status
@@ -234,8 +451,17 @@ env_close(env_file *f, kiln_err *err)
         return KILN_OK;
     /* After a power cut buffered bytes are simply lost. */
     kiln_status s = env_power_is_cut() ? KILN_OK : env_flush(f, err);
-    if (close(f->fd) != 0 && s == KILN_OK && f->writable)
+    if (f->cached) {
+        pthread_mutex_lock(&fdc_mu);
+        if (f->fd >= 0) {
+            fdc_remove_locked(f);
+            close(f->fd);
+            fdc_open--;
+        }
+        pthread_mutex_unlock(&fdc_mu);
+    } else if (close(f->fd) != 0 && s == KILN_OK && f->writable) {
         s = status_set_errno(err, errno, "%s: close", f->path);
+    }
     buf_free(&f->wbuf);
     free(f->path);
     free(f);
@@ -620,6 +846,9 @@ env_unlock(env_file *f)
     env_close(f, NULL);
 }
 
+static kiln_status env_copy_pinned(env_file *in, int in_fd, uint64_t off, env_file *out,
+                                   uint64_t n, kiln_err *err);
+
 kiln_status
 env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n, kiln_err *err)
 {
@@ -628,6 +857,18 @@ env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n, kiln_err *
     kiln_status s = env_flush(out, err);
     if (s != KILN_OK)
         return s;
+    int in_fd = env_pin(in, &s, err);
+    if (in_fd < 0)
+        return s;
+    s = env_copy_pinned(in, in_fd, off, out, n, err);
+    env_unpin(in);
+    return s;
+}
+
+static kiln_status
+env_copy_pinned(env_file *in, int in_fd, uint64_t off, env_file *out, uint64_t n, kiln_err *err)
+{
+    kiln_status s;
     int in_kernel = 1;
     uint8_t *buf = NULL;
     while (n > 0) {
@@ -642,7 +883,7 @@ env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n, kiln_err *
         ssize_t w = -1;
         if (in_kernel) {
             loff_t ioff = (loff_t)off;
-            w = copy_file_range(in->fd, &ioff, out->fd, NULL, chunk, 0);
+            w = copy_file_range(in_fd, &ioff, out->fd, NULL, chunk, 0);
             if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
                           errno == EOPNOTSUPP || errno == EBADF)) {
                 in_kernel = 0;   /* across file systems or unsupported: copy through us */

@@ -2,7 +2,8 @@
  *
  * Writable files are append-only with a user-space buffer (flushed on
  * env_flush/env_sync/env_close); readable files are positional (pread) and
- * safe to share between threads. Errors name the file and capture errno at the
+ * safe to share between threads, and hold a descriptor only while they are
+ * among the most recently used (the file cache, env_set_max_open_files). Errors name the file and capture errno at the
  * failing call.
  *
  * Fault injection: tests arm env_fault_arm(op, k, errno) so that the k-th call
@@ -48,6 +49,17 @@ long env_op_calls(env_op op);
 
 /* Open an existing file for positional reads. KILN_NOT_FOUND if absent. */
 kiln_status env_open_read(const char *path, env_file **out, kiln_err *err);
+/* The file cache: readable files share a budget of open descriptors. Past
+ * it, the least recently used idle descriptor is closed and its file reopens
+ * by path on its next read (checked to be the same inode; KILN_NOT_FOUND if
+ * it was removed meanwhile). n = 0: half the RLIMIT_NOFILE soft limit, at
+ * least 8 (the default). Thread-safe. */
+void env_set_max_open_files(long n);
+long env_max_open_files(void);
+/* Descriptors held by readable files now; reopens since the process started. */
+long env_open_files(void);
+long env_reopens(void);
+
 /* Create (truncating) a file for appending. excl: fail with KILN_EXISTS if present. */
 kiln_status env_create(const char *path, int excl, env_file **out, kiln_err *err);
 
