@@ -14,10 +14,11 @@
 
 #include "bulkload/bulkload.h"
 #include "cli/cli.h"
+#include "storage/env.h"
 
 static const char cmd_load_usage_text[] =
     "Usage: kiln load TABLE JOB_OUTPUT_DIR [--replace | --append] [--dry-run]\n"
-    "                 [--no-split] [--verify] [--wait[=SECONDS]]\n"
+    "                 [--no-split] [--verify] [--wait[=SECONDS]] [--max-open-files N]\n"
     "\n"
     "Publish a job's HFile output (FAMILY/HFILE directories and _SUCCESS) as a new\n"
     "view version of TABLE, all regions and families at once: readers see the\n"
@@ -41,6 +42,8 @@ static const char cmd_load_usage_text[] =
     "  --verify          also read and check every block of every file (slower)\n"
     "  --wait[=SECONDS]  wait for another load of the table to finish\n"
     "                    (default: fail at once with exit status 75)\n"
+    "  --max-open-files N  keep at most N HFiles open at once (default: half the\n"
+    "                    open-file limit, ulimit -n); others are reopened as needed\n"
     "\n"
     "Exit status: 0 loaded (or already loaded); 3 the new version is published\n"
     "and current, but the directory fsync after publishing it failed, so it may\n"
@@ -89,6 +92,7 @@ cmd_load(const cli_globals *g, int argc, char **argv)
         {"no-split", no_argument, NULL, 's'},
         {"verify", no_argument, NULL, 'v'},
         {"wait", optional_argument, NULL, 'w'},
+        {"max-open-files", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -124,6 +128,11 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                 return cli_usage_error("load", "--wait takes seconds (0..86400)");
             else
                 bo.lock_wait_ms = (long)secs * 1000;
+            break;
+        case 'm':
+            if (cli_parse_u64(optarg, &secs) != 0 || secs < 8 || secs > 1000000)
+                return cli_usage_error("load", "--max-open-files takes 8..1000000");
+            env_set_max_open_files((long)secs);
             break;
         case 'h':
             fputs(cmd_load_usage_text, stdout);

@@ -295,6 +295,20 @@ else
     bad "no C compiler for the fsync shim"
 fi
 
+# ---------------------------------------------------------------- many files, few descriptors
+# 200 HFiles loaded and counted under ulimit -n 24 (the file cache reopens).
+expect_rc "create many" 0 "$KILN" create many --family cf
+JM=$T/jobmany
+mkdir -p "$JM/cf"
+for i in $(seq 0 199); do
+    printf 'r%05d\tcf:q\t1\tPut\tv%d\n' "$i" "$i" | mkhfile "$JM/cf/p$i" cf
+done
+touch "$JM/_SUCCESS"
+expect_rc "load 200 files under ulimit -n 24" 0 bash -c "ulimit -n 24 && exec \"\$0\" load many \"\$1\" --max-open-files 8" "$KILN" "$JM"
+expect_rc "count 200 files under ulimit -n 24" 0 bash -c "ulimit -n 24 && exec \"\$0\" count many" "$KILN"
+expect_eq "200 rows" "$(cat "$T/out")" "200 row(s)"
+expect_rc "--max-open-files bounds" 64 "$KILN" load many "$JM" --max-open-files 2
+
 # ---------------------------------------------------------------- kill -9 during large loads
 # Table big: 4 regions; jobs A and B hold the same 1.2M rows with values
 # "A-i" / "B-i"; every file straddles every region, so a load rewrites them
