@@ -572,9 +572,13 @@ env_mkdirs(const char *path, int mode, kiln_err *err)
         char c = tmp[i];
         tmp[i] = '\0';
         if (!env_exists(tmp)) {
-            kiln_status s = env_mkdir(tmp, mode, err);
+            /* Another process may create it first: that is success here,
+             * and must not leave an error in err. */
+            kiln_err e2;
+            status_clear(&e2);
+            kiln_status s = env_mkdir(tmp, mode, &e2);
             if (s != KILN_OK && s != KILN_EXISTS)
-                return s;
+                return status_set(err, s, "%s", e2.msg);
         }
         tmp[i] = c;
     }
