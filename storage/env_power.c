@@ -342,20 +342,31 @@ env_power_unstash(long token)
     unlink(sp);
 }
 
-/* Files recorded under from (the path or below it) are now under to. */
+/* *path names from or something below it: make it name the same under to. */
 static void
-power_move_files(const char *from, const char *to)
+power_move_path(char **path, const char *from, const char *to)
 {
     size_t n = strlen(from);
-    for (size_t i = 0; i < power_nfiles; i++) {
-        power_file *f = &power_files[i];
-        if (strncmp(f->path, from, n) != 0 || (f->path[n] != '\0' && f->path[n] != '/'))
-            continue;
-        char p[PATH_MAX];
-        if ((size_t)snprintf(p, sizeof p, "%s%s", to, f->path + n) >= sizeof p)
-            continue;
-        free(f->path);
-        f->path = power_strdup(p);
+    if (*path == NULL || strncmp(*path, from, n) != 0 ||
+        ((*path)[n] != '\0' && (*path)[n] != '/'))
+        return;
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof p, "%s%s", to, *path + n) >= sizeof p)
+        return;
+    free(*path);
+    *path = power_strdup(p);
+}
+
+/* What was under from is now under to: the recorded files, and the paths of
+ * the first nops changes (a directory renamed later carries them along). */
+static void
+power_move_files(const char *from, const char *to, size_t nops)
+{
+    for (size_t i = 0; i < power_nfiles; i++)
+        power_move_path(&power_files[i].path, from, to);
+    for (size_t i = 0; i < nops; i++) {
+        power_move_path(&power_ops[i].path, from, to);
+        power_move_path(&power_ops[i].path2, from, to);
     }
 }
 
@@ -367,8 +378,8 @@ env_power_note_rename(const char *from, const char *to, long token)
         return;
     }
     pthread_mutex_lock(&power_mu);
+    power_move_files(from, to, power_nops);
     power_add_op(POWER_OP_RENAME, to, from, token);
-    power_move_files(from, to);
     pthread_mutex_unlock(&power_mu);
 }
 
@@ -405,7 +416,7 @@ power_rmrf(const char *p)
 
 /* Undo one non-durable change; 0 or -1 with errno. */
 static int
-power_undo(const power_op *o)
+power_undo(const power_op *o, size_t index)
 {
     char sp[PATH_MAX];
     switch (o->kind) {
@@ -419,7 +430,7 @@ power_undo(const power_op *o)
     case POWER_OP_RENAME:
         if (rename(o->path, o->path2) != 0)
             return -1;
-        power_move_files(o->path, o->path2);
+        power_move_files(o->path, o->path2, index);
         if (o->stash >= 0) {
             power_stash_path(o->stash, sp, sizeof sp);
             if (rename(sp, o->path) != 0)
@@ -446,7 +457,7 @@ env_power_restore(kiln_err *err)
     for (size_t i = power_nops; i-- > 0;) {
         const power_op *o = &power_ops[i];
         int durable = o->synced[0] && o->synced[1];
-        if (!durable && power_undo(o) != 0 && st == KILN_OK)
+        if (!durable && power_undo(o, i) != 0 && st == KILN_OK)
             st = status_set_errno(err, errno, "power loss: undo %d of %s", (int)o->kind,
                                   o->path);
     }

@@ -629,6 +629,25 @@ power_model(void **state)
     assert_memory_equal(got.data, "new", 3);
     buf_free(&got);
 
+    /* a directory renamed durably carries a child whose entry was never
+     * synced: the directory survives under its new name, the child not */
+    char d1[1200], d2[1200], x[1300];
+    snprintf(d1, sizeof d1, "%s/d1", dir);
+    snprintf(d2, sizeof d2, "%s/d2", dir);
+    snprintf(x, sizeof x, "%s/x", d1);
+    env_power_begin(stash);
+    tu_must(env_mkdir(d1, 0755, &err), &err);
+    tu_must(env_create(x, 0, &f, &err), &err);
+    tu_must(env_sync(f, &err), &err);
+    tu_must(env_close(f, &err), &err);
+    tu_must(env_rename_noreplace(d1, d2, &err), &err);
+    tu_must(env_sync_dir(dir, &err), &err);
+    tu_must(env_power_restore(&err), &err);
+    assert_true(env_exists(d2));
+    assert_false(env_exists(d1));
+    snprintf(x, sizeof x, "%s/x", d2);
+    assert_false(env_exists(x));
+
     /* after the cut nothing reaches the disk */
     env_power_begin(stash);
     env_power_cut_at(1);
