@@ -1,6 +1,7 @@
 /* test_power_loss.c -- every store operation under simulated power loss
  * (storage/env_power.h): table create, load (replace, append, a load that
- * splits a straddling file), rollback and garbage collection. A reference
+ * splits a straddling file, a load that publishes a secondary index with the
+ * table), rollback and garbage collection. A reference
  * run counts the operation's changing calls; then, from the same starting
  * state each time, the power is cut before and after every fsync (file or
  * directory) and before other calls (all of them when there are few, else a
@@ -32,6 +33,7 @@
 #include "storage/env_power.h"
 #include "storage/hfile_reader.h"
 #include "storage/hfile_writer.h"
+#include "storage/store_index.h"
 #include "storage/store_rec.h"
 #include "storage/table.h"
 #include "tests/support/test_util.h"
@@ -41,7 +43,7 @@
 
 static char base[512];
 static char data[1024], stash[1024];
-static char ja[1024], jb[1024], jc[1024], js[1024], jr[1024];
+static char ja[1024], jb[1024], jc[1024], js[1024], jr[1024], ji[1024];
 static uint64_t seed;
 
 typedef enum op_kind {
@@ -49,13 +51,15 @@ typedef enum op_kind {
     OP_REPLACE,
     OP_APPEND,
     OP_SPLIT,
+    OP_INDEX,
     OP_ROLLBACK,
     OP_GC,
     OP_COUNT
 } op_kind;
 
 static const char *const op_names[OP_COUNT] = {"create", "load --replace", "load --append",
-                                               "load (split)", "rollback", "gc"};
+                                               "load (split)", "load + index", "rollback",
+                                               "gc"};
 
 /* The table t: family cf, split at r01000 and r02000. */
 static void
@@ -103,6 +107,73 @@ write_hfile(const char *path, int lo, int hi, int64_t ts)
         tu_must(hfile_writer_add(w, &c, &err), &err);
     }
     tu_must(hfile_writer_finish(w, NULL, &err), &err);
+}
+
+static int
+kbuf_cmp(const void *a, const void *b)
+{
+    return kslice_cmp(buf_slice(a), buf_slice(b));
+}
+
+/* The index by_v (cf:q) of rows [lo, hi) written by write_hfile: its schema
+ * record and one HFile of index rows under job/_index/by_v/, published with
+ * the table in the same CURRENT swap. */
+static void
+write_index(const char *job, int lo, int hi, int64_t ts)
+{
+    kiln_schema t, is;
+    schema_of_t(&t);
+    store_index_def d;
+    kiln_err err;
+    status_clear(&err);
+    tu_must(store_index_def_parse("by_v:cf:q", &d, &err), &err);
+    tu_must(store_index_schema(&t, &d, &is, &err), &err);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/_index", job);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/_index/by_v", job);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/_index/by_v/i", job);
+    mkdir(p, 0755);
+    kbuf rec = KBUF_INIT;
+    schema_encode(&is, &rec);
+    snprintf(p, sizeof p, "%s/_index/by_v/_schema", job);
+    tu_must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
+    buf_free(&rec);
+    kbuf *keys = calloc((size_t)(hi - lo), sizeof *keys);
+    for (int i = lo; i < hi; i++) {
+        char row[16], val[32];
+        int rn = snprintf(row, sizeof row, "r%05d", i);
+        int vn = snprintf(val, sizeof val, "v%lld.%d", (long long)ts, i);
+        kslice v = kslice_make(val, (size_t)vn);
+        store_index_key(&keys[i - lo], &v, 1, (const uint8_t *)row, (size_t)rn);
+    }
+    qsort(keys, (size_t)(hi - lo), sizeof *keys, kbuf_cmp);
+    hfile_writer_options o;
+    hfile_writer_options_init(&o);
+    o.block_size = 1024;
+    o.sync = 0;
+    hfile_writer *w;
+    snprintf(p, sizeof p, "%s/_index/by_v/i/p0", job);
+    tu_must(hfile_writer_open(p, &o, &w, &err), &err);
+    for (int i = 0; i < hi - lo; i++) {
+        kiln_cell c;
+        memset(&c, 0, sizeof c);
+        c.row = keys[i].data;
+        c.row_len = (uint32_t)keys[i].len;
+        c.family = (const uint8_t *)STORE_INDEX_FAMILY;
+        c.family_len = 1;
+        c.qualifier = (const uint8_t *)"";
+        c.ts = ts;
+        c.type = CELL_TYPE_PUT;
+        tu_must(hfile_writer_add(w, &c, &err), &err);
+        buf_free(&keys[i]);
+    }
+    tu_must(hfile_writer_finish(w, NULL, &err), &err);
+    free(keys);
+    store_index_def_free(&d);
+    schema_free(&is);
+    schema_free(&t);
 }
 
 /* A job output of rows [lo, hi): one file per region it spans, or (straddle)
@@ -319,6 +390,7 @@ run_op(op_kind op, kiln_err *err)
     case OP_REPLACE:  return load(jc, BULKLOAD_REPLACE, err);
     case OP_APPEND:   return load(jc, BULKLOAD_APPEND, err);
     case OP_SPLIT:    return load(js, BULKLOAD_REPLACE, err);
+    case OP_INDEX:    return load(ji, BULKLOAD_REPLACE, err);
     case OP_ROLLBACK: return locked(1, err);
     case OP_GC:       return locked(0, err);
     case OP_COUNT:    break;
@@ -548,6 +620,13 @@ power_split(void **state)
 }
 
 static void
+power_index(void **state)
+{
+    (void)state;
+    power_loss(OP_INDEX);
+}
+
+static void
 power_rollback(void **state)
 {
     (void)state;
@@ -675,11 +754,14 @@ setup(void **state)
     snprintf(jc, sizeof jc, "%s/jc", base);
     snprintf(js, sizeof js, "%s/js", base);
     snprintf(jr, sizeof jr, "%s/jr", base);
+    snprintf(ji, sizeof ji, "%s/ji", base);
     make_job(ja, 0, 2500, 100, 0);
     make_job(jb, 500, 2900, 200, 0);
     make_job(jc, 100, 1900, 300, 0);
     make_job(js, 800, 2200, 400, 1);
     make_job(jr, 3000, 3100, 500, 0);
+    make_job(ji, 200, 2600, 600, 0);
+    write_index(ji, 200, 2600, 600);
     return 0;
 }
 
@@ -704,6 +786,7 @@ main(void)
         cmocka_unit_test(power_replace),
         cmocka_unit_test(power_append),
         cmocka_unit_test(power_split),
+        cmocka_unit_test(power_index),
         cmocka_unit_test(power_rollback),
         cmocka_unit_test(power_gc),
     };
