@@ -11,8 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
+#ifdef __linux__
+#include <linux/fs.h>   /* FICLONE */
+#endif
 
 #include "bulkload/bulkload_int.h"
 #include "storage/cell.h"
@@ -22,8 +26,6 @@
 #include "storage/store_index.h"
 #include "storage/store_rec.h"
 #include "storage/store_salt.h"
-
-#define BULKLOAD_COPY_CHUNK (1024 * 1024)
 
 void
 bulkload_options_init(bulkload_options *o)
@@ -49,7 +51,7 @@ const char *
 bulkload_action_name(bulkload_action a)
 {
     switch (a) {
-    case BULKLOAD_LINK:       return "link";
+    case BULKLOAD_LINK:       return "reflink";
     case BULKLOAD_COPY:       return "copy";
     case BULKLOAD_SPLIT:      return "split";
     case BULKLOAD_SKIP_EMPTY: return "skip (empty)";
@@ -100,58 +102,74 @@ static kiln_status
 bulkload_discover_dir(const kiln_schema *s, const char *job, size_t table, bulkload_result *r,
                       size_t *capp, kiln_err *err)
 {
-    DIR *d = opendir(job);
-    if (d == NULL)
-        return status_set_errno(err, errno, "%s: open job output directory", job);
+    char **names;
+    size_t n;
+    kiln_err e2;
+    status_clear(&e2);
+    kiln_status st = env_list_dir(job, &names, &n, &e2);
+    if (st != KILN_OK)
+        return status_set(err, st, "job output directory: %s", e2.msg);
     size_t cap = *capp;
-    kiln_status st = KILN_OK;
-    struct dirent *e;
-    while (st == KILN_OK && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '_' || e->d_name[0] == '.')
+    for (size_t i = 0; i < n && st == KILN_OK; i++) {
+        const char *fam = names[i];
+        if (fam[0] == '_' || fam[0] == '.')
             continue;
         char fdir[PATH_MAX];
-        struct stat sb;
-        if ((size_t)snprintf(fdir, sizeof fdir, "%s/%s", job, e->d_name) >= sizeof fdir) {
-            st = status_set(err, KILN_INVALID, "%s/%s: path too long", job, e->d_name);
+        env_stat_info sb;
+        if ((size_t)snprintf(fdir, sizeof fdir, "%s/%s", job, fam) >= sizeof fdir) {
+            st = status_set(err, KILN_INVALID, "%s/%s: path too long", job, fam);
             break;
         }
-        if (stat(fdir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        status_clear(&e2);
+        kiln_status s2 = env_stat(fdir, &sb, &e2);
+        if (s2 == KILN_NOT_FOUND || (s2 == KILN_OK && !sb.is_dir))
             continue;
-        if (schema_find_family(s, (const uint8_t *)e->d_name, strlen(e->d_name)) == NULL) {
-            kbuf names = KBUF_INIT;
-            for (size_t i = 0; i < s->family_count; i++) {
-                if (i > 0)
-                    buf_append(&names, ", ", 2);
-                buf_append(&names, s->families[i].name, strlen(s->families[i].name));
+        if (s2 != KILN_OK) {
+            st = status_set(err, s2, "%s", e2.msg);
+            break;
+        }
+        if (schema_find_family(s, (const uint8_t *)fam, strlen(fam)) == NULL) {
+            kbuf fams = KBUF_INIT;
+            for (size_t k = 0; k < s->family_count; k++) {
+                if (k > 0)
+                    buf_append(&fams, ", ", 2);
+                buf_append(&fams, s->families[k].name, strlen(s->families[k].name));
             }
-            buf_append_u8(&names, 0);
+            buf_append_u8(&fams, 0);
             st = status_set(err, KILN_INVALID,
                             "%s: family directory '%s' is not a family of table %s (families: %s)",
-                            job, e->d_name, s->name, (char *)names.data);
-            buf_free(&names);
+                            job, fam, s->name, (char *)fams.data);
+            buf_free(&fams);
             break;
         }
-        DIR *fd = opendir(fdir);
-        if (fd == NULL) {
-            st = status_set_errno(err, errno, "%s: open family directory", fdir);
+        char **files;
+        size_t nf;
+        status_clear(&e2);
+        if ((s2 = env_list_dir(fdir, &files, &nf, &e2)) != KILN_OK) {
+            st = status_set(err, s2, "family directory: %s", e2.msg);
             break;
         }
-        struct dirent *fe;
-        while ((fe = readdir(fd)) != NULL) {
-            if (fe->d_name[0] == '_' || fe->d_name[0] == '.')
+        for (size_t j = 0; j < nf; j++) {
+            if (files[j][0] == '_' || files[j][0] == '.')
                 continue;
             char path[PATH_MAX];
-            if ((size_t)snprintf(path, sizeof path, "%s/%s", fdir, fe->d_name) >= sizeof path) {
-                st = status_set(err, KILN_INVALID, "%s/%s: path too long", fdir, fe->d_name);
+            if ((size_t)snprintf(path, sizeof path, "%s/%s", fdir, files[j]) >= sizeof path) {
+                st = status_set(err, KILN_INVALID, "%s/%s: path too long", fdir, files[j]);
                 break;
             }
-            if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            status_clear(&e2);
+            s2 = env_stat(path, &sb, &e2);
+            if (s2 == KILN_NOT_FOUND || (s2 == KILN_OK && !sb.is_reg))
                 continue;
-            bulkload_add_file(r, &cap, path, e->d_name, table, (uint64_t)sb.st_size);
+            if (s2 != KILN_OK) {
+                st = status_set(err, s2, "%s", e2.msg);
+                break;
+            }
+            bulkload_add_file(r, &cap, path, fam, table, sb.size);
         }
-        closedir(fd);
+        env_list_free(files, nf);
     }
-    closedir(d);
+    env_list_free(names, n);
     *capp = cap;
     return st;
 }
@@ -213,20 +231,22 @@ bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r,
     char idir[PATH_MAX];
     if ((size_t)snprintf(idir, sizeof idir, "%s/%s", job, BULKLOAD_INDEX_DIR) >= sizeof idir)
         return status_set(err, KILN_INVALID, "%s: path too long", job);
-    DIR *d = opendir(idir);
-    char **names = NULL;
-    size_t n = 0;
-    if (d == NULL && errno != ENOENT)
-        return status_set_errno(err, errno, "%s: open directory", idir);
-    struct dirent *e;
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
+    char **all = NULL, **names = NULL;
+    size_t nall = 0, n = 0;
+    kiln_err e2;
+    status_clear(&e2);
+    st = env_list_dir(idir, &all, &nall, &e2);
+    if (st == KILN_NOT_FOUND)
+        st = KILN_OK;   /* no indexes */
+    else if (st != KILN_OK)
+        return status_set(err, st, "%s", e2.msg);
+    for (size_t i = 0; i < nall; i++) {
+        if (all[i][0] == '.')
             continue;
         names = kiln_realloc(names, (n + 1) * sizeof *names);
-        names[n++] = (char *)kiln_memdup(e->d_name, strlen(e->d_name) + 1);
+        names[n++] = (char *)kiln_memdup(all[i], strlen(all[i]) + 1);
     }
-    if (d != NULL)
-        closedir(d);
+    env_list_free(all, nall);
     if (n > STORE_INDEX_MAX)
         st = status_set(err, KILN_INVALID, "%s: %zu indexes (at most %d)", idir, n,
                         STORE_INDEX_MAX);
@@ -355,7 +375,7 @@ bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_s
         }
         f->action = BULKLOAD_SPLIT;
     } else {
-        f->action = BULKLOAD_LINK;
+        f->action = BULKLOAD_COPY;
     }
     return KILN_OK;
 }
@@ -373,16 +393,7 @@ bulkload_copy(const char *src, const char *dst, kiln_err *err)
         env_close(in, NULL);
         return st;
     }
-    uint8_t *buf = kiln_malloc(BULKLOAD_COPY_CHUNK);
-    uint64_t size = env_file_size(in);
-    for (uint64_t off = 0; off < size && st == KILN_OK;) {
-        size_t n = size - off < BULKLOAD_COPY_CHUNK ? (size_t)(size - off) : BULKLOAD_COPY_CHUNK;
-        st = env_pread(in, off, buf, n, err);
-        if (st == KILN_OK)
-            st = env_append(out, buf, n, err);
-        off += n;
-    }
-    free(buf);
+    st = env_copy_range(in, 0, out, env_file_size(in), err);
     if (st == KILN_OK)
         st = env_sync(out, err);
     kiln_status c = env_close(out, err);
@@ -392,36 +403,36 @@ bulkload_copy(const char *src, const char *dst, kiln_err *err)
     return st;
 }
 
-/* fsync a file that was hard-linked in (the job may not have synced it). */
-static kiln_status
-bulkload_sync_file(const char *path, kiln_err *err)
-{
-    env_file *f;
-    kiln_status st = env_open_read(path, &f, err);
-    if (st != KILN_OK)
-        return st;
-    st = env_sync(f, err);
-    env_close(f, NULL);
-    return st;
-}
-
-/* Hard link src to dst, or copy when a link is impossible. */
+/* Give the store its own copy of src at dst: a reflink (the file system
+ * shares the blocks copy-on-write) where the file system can, else a copy.
+ * Never a hard link: a job file rewritten in place (O_TRUNC) would change a
+ * published version under its readers. */
 static kiln_status
 bulkload_stage_one(const char *src, const char *dst, bulkload_action *action, kiln_err *err)
 {
-    kiln_err e2;
-    status_clear(&e2);
-    kiln_status st = env_link(src, dst, &e2);
-    if (st == KILN_OK) {
+#ifdef FICLONE
+    env_file *in, *out;
+    kiln_status st = env_open_read(src, &in, err);
+    if (st != KILN_OK)
+        return st;
+    if ((st = env_create(dst, 1, &out, err)) != KILN_OK) {
+        env_close(in, NULL);
+        return st;
+    }
+    int cloned = ioctl(env_file_fd(out), FICLONE, env_file_fd(in)) == 0;
+    env_close(in, NULL);
+    if (cloned) {
         *action = BULKLOAD_LINK;
-        return bulkload_sync_file(dst, err);
+        st = env_sync(out, err);
+        kiln_status c = env_close(out, err);
+        return st != KILN_OK ? st : c;
     }
-    int e = e2.sys_errno;
-    if (e == EXDEV || e == EPERM || e == EMLINK || e == ENOTSUP || e == EOPNOTSUPP) {
-        *action = BULKLOAD_COPY;
-        return bulkload_copy(src, dst, err);
-    }
-    return status_set(err, e2.code, "%s", e2.msg);
+    env_close(out, NULL);
+    if ((st = env_unlink(dst, err)) != KILN_OK)
+        return st;
+#endif
+    *action = BULKLOAD_COPY;
+    return bulkload_copy(src, dst, err);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -501,10 +512,12 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
         st = bulkload_stage_one(f->path, dst, &f->action, err);
         if (st != KILN_OK)
             break;
-        struct stat sb;
-        if (stat(dst, &sb) != 0 || (uint64_t)sb.st_size != f->size) {
+        env_stat_info sb;
+        if ((st = env_stat(dst, &sb, err)) != KILN_OK)
+            break;
+        if (sb.size != f->size) {
             st = status_set(err, KILN_IO, "%s: changed while being loaded (size %llu, was %llu)",
-                            f->path, (unsigned long long)sb.st_size,
+                            f->path, (unsigned long long)sb.size,
                             (unsigned long long)f->size);
             break;
         }
@@ -722,8 +735,10 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
         goto out;
     }
     r->version = c.version;
-    if (st != KILN_OK)
+    if (st != KILN_OK) {
+        r->unconfirmed = 1;   /* published, durability not confirmed: no GC either */
         goto out;
+    }
     double t3 = bulkload_now_ms();
     table_gc(c.t, &r->gc, &r->gc_err);
     r->gc_ms = bulkload_now_ms() - t3;

@@ -15,8 +15,10 @@
  * straddle region boundaries into one new file per region (or refuse with
  * no_split); take the table LOCK; detect output that is already part of the
  * current version (nothing is done, already_loaded is set); stage each file
- * into the store's files/ (hard link, or copy across file systems; the job's
- * files are never moved or changed) and fsync it; publish; collect garbage.
+ * into the store's files/ as the store's own copy (a reflink where the file
+ * system shares blocks copy-on-write, else a copy; never a hard link, so
+ * rewriting a job file cannot change a published version; the job's files
+ * are never moved or changed) and fsync it; publish; collect garbage.
  *
  * Salted tables: the first and last row of every file must carry the bucket
  * byte of the rest of the key (store_salt.h), so output of a job that did
@@ -71,8 +73,8 @@ typedef struct bulkload_options {
 void bulkload_options_init(bulkload_options *o);
 
 typedef enum bulkload_action {
-    BULKLOAD_LINK = 0,       /* hard-linked into the store */
-    BULKLOAD_COPY,           /* copied (job output on another file system) */
+    BULKLOAD_LINK = 0,       /* reflinked into the store (blocks shared copy-on-write) */
+    BULKLOAD_COPY,           /* copied (the plan for every unsplit file) */
     BULKLOAD_SPLIT,          /* rewritten as one file per region it spans */
     BULKLOAD_SKIP_EMPTY      /* no cells: nothing to load */
 } bulkload_action;
@@ -101,10 +103,13 @@ typedef struct bulkload_result {
     size_t file_count;
     char (*indexes)[SCHEMA_NAME_MAX + 1];   /* the indexes the output holds, by name */
     size_t index_count;
-    size_t linked, copied, split, pieces, skipped;
+    size_t linked, copied, split, pieces, skipped;   /* linked: reflinked */
     uint64_t bytes;              /* bytes of the job's HFiles */
     uint64_t cells;
     size_t regions_loaded;       /* regions of the table that received at least one file */
+    int unconfirmed;             /* version is current, but the directory fsync after the
+                                    CURRENT rename failed: a crash may still bring back
+                                    parent (the load returned KILN_IO) */
     double check_ms, stage_ms, publish_ms, gc_ms, total_ms;
     table_gc_stats gc;
     kiln_err gc_err;             /* a failed garbage collection (the load itself succeeded) */
@@ -121,7 +126,11 @@ void bulkload_result_free(bulkload_result *r);   /* r may be NULL */
  * append whose indexes differ from the current version's, and rows of a
  * salted table without their bucket byte.
  * Every error leaves the previous version current and the store unchanged
- * (staged files are removed; a crash leaves orphans the next load removes). */
+ * (staged files are removed; a crash leaves orphans the next load removes),
+ * except one: when the rename of CURRENT succeeded but the directory fsync
+ * after it failed, the new version is current (r->version set,
+ * r->unconfirmed = 1, KILN_IO naming the failed fsync) and may or may not
+ * survive a crash; the caller must say so (kiln load exits with status 3). */
 kiln_status bulkload_run(const char *data_dir, const char *table, const char *job_dir,
                          const bulkload_options *o, bulkload_result *r, kiln_err *err);
 

@@ -14,17 +14,19 @@
 
 #include "bulkload/bulkload.h"
 #include "cli/cli.h"
+#include "storage/env.h"
 
 static const char cmd_load_usage_text[] =
     "Usage: kiln load TABLE JOB_OUTPUT_DIR [--replace | --append] [--dry-run]\n"
-    "                 [--no-split] [--verify] [--wait[=SECONDS]]\n"
+    "                 [--no-split] [--verify] [--wait[=SECONDS]] [--max-open-files N]\n"
     "\n"
     "Publish a job's HFile output (FAMILY/HFILE directories and _SUCCESS) as a new\n"
     "view version of TABLE, all regions and families at once: readers see the\n"
     "old version or the new one, never a mix, at any crash point. Output without\n"
     "_SUCCESS is refused. Every HFile is checked (trailer, index and bloom\n"
-    "checksums, key order, family) before anything is written; files are hard-\n"
-    "linked into the store (copied across file systems), never moved. A file\n"
+    "checksums, key order, family) before anything is written; the store gets\n"
+    "its own copy of each file (a reflink where the file system supports it),\n"
+    "so changing the job output later cannot change a loaded version. A file\n"
     "whose rows straddle a region boundary is rewritten as one file per region.\n"
     "Loading output that the current version already holds does nothing.\n"
     "Secondary indexes the job built (JOB_OUTPUT_DIR/_index/NAME/) are loaded\n"
@@ -39,7 +41,18 @@ static const char cmd_load_usage_text[] =
     "  --no-split        refuse files that straddle a region boundary\n"
     "  --verify          also read and check every block of every file (slower)\n"
     "  --wait[=SECONDS]  wait for another load of the table to finish\n"
-    "                    (default: fail at once with exit status 75)\n";
+    "                    (default: fail at once with exit status 75)\n"
+    "  --max-open-files N  keep at most N HFiles open at once (default: half the\n"
+    "                    open-file limit, ulimit -n); others are reopened as needed\n"
+    "\n"
+    "Exit status: 0 loaded (or already loaded); 3 the new version is published\n"
+    "and current, but the directory fsync after publishing it failed, so it may\n"
+    "not survive a crash (check the disk, then `kiln views TABLE`); 64 usage;\n"
+    "65 a bad HFile; 66 no table, job output or _SUCCESS; 74 I/O error, the\n"
+    "previous version stays current; 75 the table is locked.\n";
+
+/* Exit status of a load that published but could not confirm durability. */
+#define CMD_LOAD_EXIT_UNCONFIRMED 3
 
 static void
 cmd_load_region_range(char *out, size_t cap, const bulkload_file *f)
@@ -79,6 +92,7 @@ cmd_load(const cli_globals *g, int argc, char **argv)
         {"no-split", no_argument, NULL, 's'},
         {"verify", no_argument, NULL, 'v'},
         {"wait", optional_argument, NULL, 'w'},
+        {"max-open-files", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -115,6 +129,11 @@ cmd_load(const cli_globals *g, int argc, char **argv)
             else
                 bo.lock_wait_ms = (long)secs * 1000;
             break;
+        case 'm':
+            if (cli_parse_u64(optarg, &secs) != 0 || secs < 8 || secs > 1000000)
+                return cli_usage_error("load", "--max-open-files takes 8..1000000");
+            env_set_max_open_files((long)secs);
+            break;
         case 'h':
             fputs(cmd_load_usage_text, stdout);
             return 0;
@@ -137,6 +156,15 @@ cmd_load(const cli_globals *g, int argc, char **argv)
     kiln_err err;
     status_clear(&err);
     kiln_status st = bulkload_run(g->data_dir, table, job, &bo, &r, &err);
+    if (st != KILN_OK && r.unconfirmed) {
+        fprintf(stderr,
+                "kiln: load: version %" PRIu64 " of %s is published and current, but its "
+                "durability could not be confirmed (a crash may bring back version %" PRIu64
+                "): %s\n",
+                r.version, table, r.parent, err.msg);
+        bulkload_result_free(&r);
+        return CMD_LOAD_EXIT_UNCONFIRMED;
+    }
     if (st != KILN_OK) {
         bulkload_result_free(&r);
         return cli_report(&err);
@@ -166,7 +194,7 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                        job, canon, r.version, bo.mode == BULKLOAD_APPEND ? "append" : "replace",
                        r.parent);
         cli_out_printf(&o,
-                       "  %zu HFile(s): %zu linked, %zu copied, %zu split into %zu, %zu empty "
+                       "  %zu HFile(s): %zu reflinked, %zu copied, %zu split into %zu, %zu empty "
                        "skipped; %zu region(s), %" PRIu64 " cells, %" PRIu64 " bytes\n",
                        r.file_count, r.linked, r.copied, r.split, r.pieces, r.skipped,
                        r.regions_loaded, r.cells, r.bytes);

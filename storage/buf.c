@@ -2,6 +2,7 @@
 #include "storage/buf.h"
 #include "storage/coding.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,9 +13,19 @@ kiln_oom(size_t n)
     abort();
 }
 
+static _Atomic unsigned long buf_big_allocs;
+
+unsigned long
+kiln_alloc_big_count(void)
+{
+    return buf_big_allocs;
+}
+
 void *
 kiln_malloc(size_t n)
 {
+    if (n > KILN_ALLOC_WATCH)
+        buf_big_allocs++;
     void *p = malloc(n ? n : 1);
     if (p == NULL)
         kiln_oom(n);
@@ -24,6 +35,8 @@ kiln_malloc(size_t n)
 void *
 kiln_calloc(size_t n, size_t size)
 {
+    if (size != 0 && n > KILN_ALLOC_WATCH / size)
+        buf_big_allocs++;
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (p == NULL)
         kiln_oom(n * size);
@@ -33,6 +46,8 @@ kiln_calloc(size_t n, size_t size)
 void *
 kiln_realloc(void *p, size_t n)
 {
+    if (n > KILN_ALLOC_WATCH)
+        buf_big_allocs++;
     void *q = realloc(p, n ? n : 1);
     if (q == NULL)
         kiln_oom(n);

@@ -70,4 +70,11 @@ void *kiln_malloc(size_t n);    /* aborts on failure */
 void *kiln_calloc(size_t n, size_t size);
 void *kiln_realloc(void *p, size_t n);
 
+/* Allocations of more than KILN_ALLOC_WATCH bytes made by kiln_malloc,
+ * kiln_calloc and kiln_realloc since the process started (atomic). Lets
+ * tests prove that a size read from outside bytes was refused before it was
+ * allocated. */
+#define KILN_ALLOC_WATCH ((size_t)64 << 20)
+unsigned long kiln_alloc_big_count(void);
+
 #endif

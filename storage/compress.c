@@ -265,3 +265,27 @@ decompress_block(kiln_codec codec, const uint8_t *in, size_t n, uint8_t *out, si
                           compress_codec_name(codec));
     }
 }
+
+uint64_t
+decompress_bound(kiln_codec codec, size_t n)
+{
+    uint64_t m = (uint64_t)n;
+    switch (codec) {
+    case CODEC_NONE:
+        return m;
+    case CODEC_SNAPPY:
+        /* a 3-byte copy tag yields at most 64 bytes */
+        return m * 22 + 64;
+    case CODEC_LZ4:
+        /* each extra length byte adds at most 255 bytes of match */
+        return m * 256 + 64;
+    case CODEC_GZ:
+        /* deflate's limit is 258 bytes per 2 bits of code */
+        return m * 1032 + 1024;
+    case CODEC_ZSTD:
+        /* an RLE block: a 3-byte header and one byte make up to 128 KiB */
+        return m * 32768 + 131072;
+    default:
+        return UINT64_MAX;
+    }
+}

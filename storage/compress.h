@@ -52,6 +52,10 @@ kiln_status compress_block(kiln_codec codec, const uint8_t *in, size_t n, kbuf *
 kiln_status decompress_block(kiln_codec codec, const uint8_t *in, size_t n, uint8_t *out,
                              size_t raw_len, kiln_err *err);
 
+/* The most bytes n stored bytes of this codec can decode to (the format's
+ * largest expansion, framing included), so that a declared size can be
+ * refused before it is allocated. UINT64_MAX for codecs Kiln cannot read. */
+uint64_t decompress_bound(kiln_codec codec, size_t n);
 /* HBase's name: "NONE", "GZ", "SNAPPY", "LZ4", "ZSTD", "LZO", ... or "UNKNOWN". */
 const char *compress_codec_name(kiln_codec codec);
 /* Parse a codec name, case-insensitive ("gzip" is GZ). 0 on success, -1 if unknown. */

@@ -2,13 +2,17 @@
  *
  * Writable files are append-only with a user-space buffer (flushed on
  * env_flush/env_sync/env_close); readable files are positional (pread) and
- * safe to share between threads. Errors name the file and capture errno at the
+ * safe to share between threads, and hold a descriptor only while they are
+ * among the most recently used (the file cache, env_set_max_open_files). Errors name the file and capture errno at the
  * failing call.
  *
  * Fault injection: tests arm env_fault_arm(op, k, errno) so that the k-th call
  * of that kind from now fails as if the system call had, which is how crash
  * points (a failed write, fsync or rename) are enumerated. The counters are
  * process-wide and atomic.
+ *
+ * Power loss: env_power.h records what each call made durable and can cut
+ * the power at any changing call (tests only; off by default).
  */
 #ifndef KILN_ENV_H
 #define KILN_ENV_H
@@ -28,7 +32,11 @@ typedef enum env_op {
     ENV_OP_RENAME,
     ENV_OP_READ,       /* env_pread */
     ENV_OP_LINK,
-    ENV_OP_UNLINK,
+    ENV_OP_UNLINK,     /* env_unlink, env_rmdir */
+    ENV_OP_MKDIR,
+    ENV_OP_LIST,       /* env_list_dir */
+    ENV_OP_STAT,
+    ENV_OP_LOCK,       /* env_lock */
     ENV_OP_COUNT
 } env_op;
 
@@ -41,6 +49,17 @@ long env_op_calls(env_op op);
 
 /* Open an existing file for positional reads. KILN_NOT_FOUND if absent. */
 kiln_status env_open_read(const char *path, env_file **out, kiln_err *err);
+/* The file cache: readable files share a budget of open descriptors. Past
+ * it, the least recently used idle descriptor is closed and its file reopens
+ * by path on its next read (checked to be the same inode; KILN_NOT_FOUND if
+ * it was removed meanwhile). n = 0: half the RLIMIT_NOFILE soft limit, at
+ * least 8 (the default). Thread-safe. */
+void env_set_max_open_files(long n);
+long env_max_open_files(void);
+/* Descriptors held by readable files now; reopens since the process started. */
+long env_open_files(void);
+long env_reopens(void);
+
 /* Create (truncating) a file for appending. excl: fail with KILN_EXISTS if present. */
 kiln_status env_create(const char *path, int excl, env_file **out, kiln_err *err);
 
@@ -51,6 +70,12 @@ kiln_status env_flush(env_file *f, kiln_err *err);
 /* Flush and fdatasync. */
 kiln_status env_sync(env_file *f, kiln_err *err);
 
+/* Append n bytes of in, from offset off, to out: in the kernel
+ * (copy_file_range) where it can, else through a buffer. Counted and
+ * faulted as writes (one per chunk of up to 8 MiB). KILN_CORRUPTION if in
+ * ends early. */
+kiln_status env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n,
+                           kiln_err *err);
 /* Read exactly n bytes at off. Reading past the end is KILN_CORRUPTION
  * ("PATH: truncated: wanted N bytes at offset O, file has S"). Thread-safe. */
 kiln_status env_pread(env_file *f, uint64_t off, void *dst, size_t n, kiln_err *err);
@@ -65,6 +90,7 @@ int env_file_fd(const env_file *f);
 
 kiln_status env_rename(const char *from, const char *to, kiln_err *err);
 kiln_status env_link(const char *from, const char *to, kiln_err *err);
+/* KILN_NOT_FOUND if absent. */
 kiln_status env_unlink(const char *path, kiln_err *err);
 /* fsync a directory so renames and creations in it are durable. */
 kiln_status env_sync_dir(const char *dir, kiln_err *err);
@@ -72,6 +98,37 @@ kiln_status env_sync_dir(const char *dir, kiln_err *err);
 kiln_status env_mkdirs(const char *path, int mode, kiln_err *err);
 /* 1 if path exists (any type), 0 if not. */
 int env_exists(const char *path);
+
+/* mkdir of one directory. KILN_EXISTS if present. */
+kiln_status env_mkdir(const char *path, int mode, kiln_err *err);
+/* rmdir of an empty directory. KILN_NOT_FOUND if absent. */
+kiln_status env_rmdir(const char *path, kiln_err *err);
+/* Rename that never replaces: KILN_EXISTS if `to` exists (renameat2
+ * RENAME_NOREPLACE, else a check then rename, which suffices for directories). */
+kiln_status env_rename_noreplace(const char *from, const char *to, kiln_err *err);
+/* The names in dir (without . and ..), sorted; free with env_list_free.
+ * KILN_NOT_FOUND if dir is absent. */
+kiln_status env_list_dir(const char *dir, char ***names, size_t *count, kiln_err *err);
+void env_list_free(char **names, size_t count);
+
+typedef struct env_stat_info {
+    uint64_t size;
+    int is_dir;
+    int is_reg;
+    uint64_t dev, ino, nlink;
+    int64_t mtime_ns, ctime_ns;
+} env_stat_info;
+
+/* stat(2), following links. KILN_NOT_FOUND if absent. */
+kiln_status env_stat(const char *path, env_stat_info *out, kiln_err *err);
+
+/* Open (creating) path and take an exclusive flock on it, writing our pid
+ * into it (informational). wait_ms: 0 fails at once, > 0 waits that long,
+ * < 0 forever. When held by another process: KILN_BUSY, with the holder's
+ * pid as written into holder (may be ""). Release with env_unlock. */
+kiln_status env_lock(const char *path, long wait_ms, env_file **out, char *holder,
+                     size_t holder_cap, kiln_err *err);
+void env_unlock(env_file *f);
 
 /* Read a whole (small) file into out (appends). */
 kiln_status env_read_file(const char *path, kbuf *out, kiln_err *err);

@@ -156,9 +156,16 @@ block_verify(const hfile_reader *r, const uint8_t *raw, uint64_t n, uint64_t off
         *plen = slen;
         return KILN_OK;
     }
-    if (ulen > SECTION_MAX)
-        return rerr(r, err, KILN_CORRUPTION, "block at offset %llu: uncompressed size %zu",
-                    (unsigned long long)off, ulen);
+    /* The declared size is checked against what the stored bytes can
+     * decode to and against the file's own total before it is allocated:
+     * a checksum proves the bytes are as written, not that they are sane. */
+    if (ulen > SECTION_MAX || ulen > decompress_bound(r->codec, slen) ||
+        ulen > r->t.total_uncompressed_bytes)
+        return rerr(r, err, KILN_CORRUPTION,
+                    "block at offset %llu: declares %zu uncompressed bytes, more than its %zu "
+                    "%s bytes or the file's %llu can hold",
+                    (unsigned long long)off, ulen, slen, compress_codec_name(r->codec),
+                    (unsigned long long)r->t.total_uncompressed_bytes);
     uint8_t *buf = kiln_malloc(ulen ? ulen : 1);
     kiln_status s = decompress_block(r->codec, stored, slen, buf, ulen, &e);
     if (s != KILN_OK) {

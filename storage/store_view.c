@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "storage/env.h"
 #include "storage/store_salt.h"
 #include "storage/store_view_int.h"
 #include "storage/table.h"
@@ -160,9 +161,12 @@ store_view_open(const char *data_dir, const char *table, block_cache *cache, sto
     st = KILN_BUSY;
     for (int attempt = 0; attempt < STORE_VIEW_OPEN_RETRIES && st == KILN_BUSY; attempt++) {
         store_view_close_files(v);
-        if (stat(v->current_path, &v->current_st) != 0) {
-            if (errno != ENOENT) {
-                st = status_set_errno(err, errno, "%s: stat", v->current_path);
+        kiln_err e2;
+        status_clear(&e2);
+        kiln_status sst = env_stat(v->current_path, &v->current_st, &e2);
+        if (sst != KILN_OK) {
+            if (sst != KILN_NOT_FOUND) {
+                st = status_set(err, sst, "%s", e2.msg);
                 break;
             }
             /* nothing published: an empty view with the schema's regions */
@@ -174,7 +178,6 @@ store_view_open(const char *data_dir, const char *table, block_cache *cache, sto
             break;
         }
         v->have_current = 1;
-        kiln_err e2;
         status_clear(&e2);
         st = table_read_current(t, &v->m, &e2);
         if (st == KILN_NOT_FOUND) {
@@ -350,19 +353,17 @@ store_view_is_current(const store_view *v)
 {
     if (v->owner != NULL)
         v = v->owner;
-    struct stat st;
-    if (stat(v->current_path, &st) != 0)
-        return !v->have_current && errno == ENOENT;
+    env_stat_info st;
+    kiln_status sst = env_stat(v->current_path, &st, NULL);
+    if (sst != KILN_OK)
+        return !v->have_current && sst == KILN_NOT_FOUND;
     if (!v->have_current)
         return 0;
     /* A swap renames a new inode over CURRENT; the timestamps guard against
      * the inode number being reused. */
-    return st.st_ino == v->current_st.st_ino && st.st_dev == v->current_st.st_dev &&
-           st.st_size == v->current_st.st_size &&
-           st.st_mtim.tv_sec == v->current_st.st_mtim.tv_sec &&
-           st.st_mtim.tv_nsec == v->current_st.st_mtim.tv_nsec &&
-           st.st_ctim.tv_sec == v->current_st.st_ctim.tv_sec &&
-           st.st_ctim.tv_nsec == v->current_st.st_ctim.tv_nsec;
+    return st.ino == v->current_st.ino && st.dev == v->current_st.dev &&
+           st.size == v->current_st.size && st.mtime_ns == v->current_st.mtime_ns &&
+           st.ctime_ns == v->current_st.ctime_ns;
 }
 
 size_t

@@ -7,8 +7,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/stat.h>
 
+#include "storage/env.h"
 #include "storage/hfile_reader.h"
 #include "storage/manifest.h"
 #include "storage/schema.h"
@@ -44,7 +44,7 @@ struct store_view {
     size_t nfiles;            /* over all regions */
     char current_path[4096];
     int have_current;
-    struct stat current_st;   /* CURRENT as it was before the view read it */
+    env_stat_info current_st;   /* CURRENT as it was before the view read it */
 };
 
 /* Which families and qualifiers a request reads, and its version, time and

@@ -5,15 +5,11 @@
  */
 #include "storage/table.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +19,7 @@ struct kiln_table {
     char data_dir[PATH_MAX];
     char dir[PATH_MAX];
     kiln_schema schema;
-    int lock_fd;        /* -1 when the LOCK is not held */
+    env_file *lock;     /* NULL when the LOCK is not held */
 };
 
 int64_t
@@ -55,42 +51,63 @@ table_dir_path(const char *data_dir, const char *canon, char *out, size_t cap, k
 
 /* ------------------------------------------------------------------ create */
 
+/* Remove a directory two levels deep (the staging directory of a create). */
 static void
 table_rmtree_shallow(const char *dir)
 {
-    /* Removes a directory two levels deep (the staging dir of a create). */
-    DIR *d = opendir(dir);
-    if (d != NULL) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
+    char **names;
+    size_t n;
+    if (env_list_dir(dir, &names, &n, NULL) == KILN_OK) {
+        for (size_t i = 0; i < n; i++) {
             char p[PATH_MAX];
-            if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= sizeof p)
+            if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, names[i]) >= sizeof p)
                 continue;
-            if (rmdir(p) != 0)
-                unlink(p);
+            env_stat_info si;
+            if (env_stat(p, &si, NULL) == KILN_OK && si.is_dir) {
+                char **sub;
+                size_t m;
+                if (env_list_dir(p, &sub, &m, NULL) == KILN_OK) {
+                    for (size_t j = 0; j < m; j++) {
+                        char q[PATH_MAX];
+                        if ((size_t)snprintf(q, sizeof q, "%s/%s", p, sub[j]) < sizeof q)
+                            env_unlink(q, NULL);
+                    }
+                    env_list_free(sub, m);
+                }
+                env_rmdir(p, NULL);
+            } else {
+                env_unlink(p, NULL);
+            }
         }
-        closedir(d);
+        env_list_free(names, n);
     }
-    rmdir(dir);
+    env_rmdir(dir, NULL);
 }
 
-static int
-table_rename_noreplace(const char *from, const char *to)
+/* Staging directories (.creating-TABLE-PID) left in nsdir by creates whose
+ * process is gone (a crash): nothing else would ever remove them. */
+static void
+table_sweep_stages(const char *nsdir)
 {
-#ifdef SYS_renameat2
-    long r = syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_NOREPLACE */);
-    if (r == 0 || (errno != ENOSYS && errno != EINVAL))
-        return (int)r;
-#endif
-    /* Without renameat2 a directory rename still refuses a non-empty target. */
-    struct stat st;
-    if (lstat(to, &st) == 0) {
-        errno = EEXIST;
-        return -1;
+    char **names;
+    size_t n;
+    if (env_list_dir(nsdir, &names, &n, NULL) != KILN_OK)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(names[i], ".creating-", 10) != 0)
+            continue;
+        const char *dash = strrchr(names[i], '-');
+        char *end;
+        long pid = strtol(dash + 1, &end, 10);
+        if (*end != '\0' || pid <= 0)
+            continue;
+        if (pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+            continue;   /* a live create (or one we may not signal) */
+        char p[PATH_MAX];
+        if ((size_t)snprintf(p, sizeof p, "%s/%s", nsdir, names[i]) < sizeof p)
+            table_rmtree_shallow(p);
     }
-    return rename(from, to);
+    env_list_free(names, n);
 }
 
 kiln_status
@@ -120,33 +137,31 @@ table_create(const char *data_dir, kiln_schema *schema, kiln_err *err)
     if ((size_t)snprintf(stage, sizeof stage, "%s/.creating-%s-%ld", nsdir, tbl,
                          (long)getpid()) >= sizeof stage)
         return status_set(err, KILN_INVALID, "table %s: path too long", canon);
-    table_rmtree_shallow(stage);
-    if (mkdir(stage, 0755) != 0)
-        return status_set_errno(err, errno, "%s: mkdir", stage);
+    table_sweep_stages(nsdir);
+    if ((st = env_mkdir(stage, 0755, err)) != KILN_OK)
+        return st;
 
     kbuf rec = KBUF_INIT;
     schema_encode(schema, &rec);
     if ((st = table_join(p, sizeof p, err, stage, TABLE_MANIFEST_DIR)) != KILN_OK)
         goto fail;
-    if (mkdir(p, 0755) != 0) {
-        st = status_set_errno(err, errno, "%s: mkdir", p);
+    if ((st = env_mkdir(p, 0755, err)) != KILN_OK)
         goto fail;
-    }
     if ((st = table_join(p, sizeof p, err, stage, TABLE_FILES_DIR)) != KILN_OK)
         goto fail;
-    if (mkdir(p, 0755) != 0) {
-        st = status_set_errno(err, errno, "%s: mkdir", p);
+    if ((st = env_mkdir(p, 0755, err)) != KILN_OK)
         goto fail;
-    }
     if ((st = table_join(p, sizeof p, err, stage, TABLE_SCHEMA_FILE)) != KILN_OK ||
         (st = env_write_file_atomic(p, rec.data, rec.len, err)) != KILN_OK)
         goto fail;
-    if (table_rename_noreplace(stage, final) != 0) {
-        if (errno == EEXIST || errno == ENOTEMPTY)
+    kiln_err e2;
+    status_clear(&e2);
+    if ((st = env_rename_noreplace(stage, final, &e2)) != KILN_OK) {
+        if (st == KILN_EXISTS)
             st = status_set(err, KILN_EXISTS, "table %s: already exists in %s", canon,
                             data_dir);
         else
-            st = status_set_errno(err, errno, "rename %s -> %s", stage, final);
+            st = status_set(err, st, "%s", e2.msg);
         goto fail;
     }
     buf_free(&rec);
@@ -170,7 +185,7 @@ table_open(const char *data_dir, const char *name, kiln_table **out, kiln_err *e
     if (st != KILN_OK)
         return st;
     kiln_table *t = kiln_calloc(1, sizeof *t);
-    t->lock_fd = -1;
+    t->lock = NULL;
     schema_init(&t->schema);
     char p[PATH_MAX];
     if ((size_t)snprintf(t->data_dir, sizeof t->data_dir, "%s", data_dir) >= sizeof t->data_dir ||
@@ -248,34 +263,36 @@ table_list(const char *data_dir, char ***names, size_t *count, kiln_err *err)
 {
     *names = NULL;
     *count = 0;
-    DIR *d = opendir(data_dir);
-    if (d == NULL) {
-        if (errno == ENOENT)
-            return KILN_OK;
-        return status_set_errno(err, errno, "%s: open data directory", data_dir);
-    }
+    char **nss;
+    size_t nns;
+    kiln_err e2;
+    status_clear(&e2);
+    kiln_status st = env_list_dir(data_dir, &nss, &nns, &e2);
+    if (st == KILN_NOT_FOUND)
+        return KILN_OK;
+    if (st != KILN_OK)
+        return status_set(err, st, "%s", e2.msg);
     size_t cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
+    for (size_t i = 0; i < nns; i++) {
+        if (nss[i][0] == '.')
             continue;
         char nsdir[PATH_MAX];
-        if ((size_t)snprintf(nsdir, sizeof nsdir, "%s/%s", data_dir, e->d_name) >= sizeof nsdir)
+        if ((size_t)snprintf(nsdir, sizeof nsdir, "%s/%s", data_dir, nss[i]) >= sizeof nsdir)
             continue;
-        DIR *nd = opendir(nsdir);
-        if (nd == NULL)
-            continue;
-        struct dirent *te;
-        while ((te = readdir(nd)) != NULL) {
-            if (te->d_name[0] == '.')
+        char **tbls;
+        size_t ntbls;
+        if (env_list_dir(nsdir, &tbls, &ntbls, NULL) != KILN_OK)
+            continue;   /* not a directory */
+        for (size_t j = 0; j < ntbls; j++) {
+            if (tbls[j][0] == '.')
                 continue;
             char canon[SCHEMA_NAME_MAX + 1], probe[SCHEMA_NAME_MAX + 2], sp[PATH_MAX];
-            if ((size_t)snprintf(probe, sizeof probe, "%s:%s", e->d_name, te->d_name) >=
+            if ((size_t)snprintf(probe, sizeof probe, "%s:%s", nss[i], tbls[j]) >=
                 sizeof probe)
                 continue;
             if (schema_name_canon(probe, canon, NULL) != KILN_OK)
                 continue;
-            if ((size_t)snprintf(sp, sizeof sp, "%s/%s/%s", nsdir, te->d_name,
+            if ((size_t)snprintf(sp, sizeof sp, "%s/%s/%s", nsdir, tbls[j],
                                  TABLE_SCHEMA_FILE) >= sizeof sp ||
                 !env_exists(sp))
                 continue;
@@ -285,9 +302,9 @@ table_list(const char *data_dir, char ***names, size_t *count, kiln_err *err)
             }
             (*names)[(*count)++] = (char *)kiln_memdup(canon, strlen(canon) + 1);
         }
-        closedir(nd);
+        env_list_free(tbls, ntbls);
     }
-    closedir(d);
+    env_list_free(nss, nns);
     if (*count > 1)
         qsort(*names, *count, sizeof **names, table_name_cmp);
     return KILN_OK;
@@ -306,62 +323,39 @@ table_list_free(char **names, size_t count)
 kiln_status
 table_lock(kiln_table *t, long wait_ms, kiln_err *err)
 {
-    if (t->lock_fd >= 0)
+    if (t->lock != NULL)
         return KILN_OK;
     char p[PATH_MAX];
     kiln_status st = table_join(p, sizeof p, err, t->dir, TABLE_LOCK_FILE);
     if (st != KILN_OK)
         return st;
-    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return status_set_errno(err, errno, "%s: open", p);
-    long waited = 0;
-    for (;;) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            break;
-        if (errno != EWOULDBLOCK && errno != EINTR) {
-            int se = errno;
-            close(fd);
-            return status_set_errno(err, se, "%s: lock", p);
-        }
-        if (wait_ms == 0 || (wait_ms > 0 && waited >= wait_ms)) {
-            char who[32] = "";
-            ssize_t n = pread(fd, who, sizeof who - 1, 0);
-            who[n > 0 ? n : 0] = '\0';
-            who[strcspn(who, "\n")] = '\0';
-            close(fd);
-            return status_set(err, KILN_BUSY,
-                              "table %s: locked by another load or rollback (pid %s)%s",
-                              t->schema.name, who[0] ? who : "unknown",
-                              wait_ms == 0 ? "; pass --wait to wait for it" : "; gave up waiting");
-        }
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        waited += 20;
-    }
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) != n) {
-        /* The pid is only informational; the flock is what excludes. */
-    }
-    t->lock_fd = fd;
+    char who[32];
+    kiln_err e2;
+    status_clear(&e2);
+    st = env_lock(p, wait_ms, &t->lock, who, sizeof who, &e2);
+    if (st == KILN_BUSY)
+        return status_set(err, KILN_BUSY,
+                          "table %s: locked by another load or rollback (pid %s)%s",
+                          t->schema.name, who[0] ? who : "unknown",
+                          wait_ms == 0 ? "; pass --wait to wait for it" : "; gave up waiting");
+    if (st != KILN_OK)
+        return status_set(err, st, "%s", e2.msg);
     return KILN_OK;
 }
 
 void
 table_unlock(kiln_table *t)
 {
-    if (t->lock_fd < 0)
+    if (t->lock == NULL)
         return;
-    flock(t->lock_fd, LOCK_UN);
-    close(t->lock_fd);
-    t->lock_fd = -1;
+    env_unlock(t->lock);
+    t->lock = NULL;
 }
 
 int
 table_locked(const kiln_table *t)
 {
-    return t->lock_fd >= 0;
+    return t->lock != NULL;
 }
 
 /* ------------------------------------------------------------------ versions */
@@ -462,13 +456,13 @@ table_versions(const kiln_table *t, uint64_t **out, size_t *count, kiln_err *err
     kiln_status st = table_join(p, sizeof p, err, t->dir, TABLE_MANIFEST_DIR);
     if (st != KILN_OK)
         return st;
-    DIR *d = opendir(p);
-    if (d == NULL)
-        return status_set_errno(err, errno, "%s: open directory", p);
+    char **names;
+    size_t n;
+    if ((st = env_list_dir(p, &names, &n, err)) != KILN_OK)
+        return st;
     size_t cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        uint64_t v = table_parse_version(e->d_name);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = table_parse_version(names[i]);
         if (v == 0)
             continue;
         if (*count == cap) {
@@ -477,7 +471,7 @@ table_versions(const kiln_table *t, uint64_t **out, size_t *count, kiln_err *err
         }
         (*out)[(*count)++] = v;
     }
-    closedir(d);
+    env_list_free(names, n);
     if (*count > 1)
         qsort(*out, *count, sizeof **out, table_u64_cmp);
     return KILN_OK;
@@ -531,16 +525,16 @@ table_next_version(const kiln_table *t, uint64_t *out, kiln_err *err)
     char p[PATH_MAX];
     if ((st = table_join(p, sizeof p, err, t->dir, TABLE_FILES_DIR)) != KILN_OK)
         return st;
-    DIR *d = opendir(p);
-    if (d == NULL)
-        return status_set_errno(err, errno, "%s: open directory", p);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        uint64_t v = table_file_version(e->d_name);
+    char **names;
+    size_t nn;
+    if ((st = env_list_dir(p, &names, &nn, err)) != KILN_OK)
+        return st;
+    for (size_t i = 0; i < nn; i++) {
+        uint64_t v = table_file_version(names[i]);
         if (v > max)
             max = v;
     }
-    closedir(d);
+    env_list_free(names, nn);
     if (max >= 0xffffffffULL)
         return status_set(err, KILN_INVALID, "table %s: version numbers exhausted",
                           t->schema.name);
@@ -559,16 +553,19 @@ table_check_files(const kiln_table *t, const manifest *m, kiln_status code, kiln
                 const manifest_file *mf = &mt->regions[r].files[f];
                 char p[PATH_MAX];
                 table_file_path(t, mf->name, p, sizeof p);
-                struct stat sb;
-                if (stat(p, &sb) != 0)
-                    return status_set(err, code, "table %s version %llu: %s: %s",
-                                      t->schema.name, (unsigned long long)m->version, p,
-                                      strerror(errno));
-                if ((uint64_t)sb.st_size != mf->size)
+                env_stat_info sb;
+                kiln_err e2;
+                status_clear(&e2);
+                kiln_status s2 = env_stat(p, &sb, &e2);
+                if (s2 != KILN_OK)
+                    return status_set(err, s2 == KILN_NOT_FOUND ? code : s2,
+                                      "table %s version %llu: %s", t->schema.name,
+                                      (unsigned long long)m->version, e2.msg);
+                if (sb.size != mf->size)
                     return status_set(err, code,
                                       "table %s version %llu: %s: size %llu, manifest says %llu",
                                       t->schema.name, (unsigned long long)m->version, p,
-                                      (unsigned long long)sb.st_size,
+                                      (unsigned long long)sb.size,
                                       (unsigned long long)mf->size);
             }
         }
@@ -602,14 +599,18 @@ table_swap_current(kiln_table *t, const manifest_pointer *ptr, int *published, k
     if (st == KILN_OK)
         st = env_rename(tmp, cur, err);
     if (st != KILN_OK) {
-        unlink(tmp);
+        env_unlink(tmp, NULL);
         return st;
     }
     *published = 1;
-    st = env_sync_dir(t->dir, err);
+    /* The rename is done: readers see the new version. Only its durability
+     * is in doubt if this fsync fails, and the message must say so. */
+    kiln_err e2;
+    status_clear(&e2);
+    st = env_sync_dir(t->dir, &e2);
     if (st != KILN_OK)
-        status_set(err, st, "table %s: version %llu is current but may not be durable",
-                   t->schema.name, (unsigned long long)ptr->version);
+        status_set(err, st, "table %s: version %llu is current but may not be durable: %s",
+                   t->schema.name, (unsigned long long)ptr->version, e2.msg);
     return st;
 }
 
@@ -617,7 +618,7 @@ kiln_status
 table_publish(kiln_table *t, const manifest *m, int *published, kiln_err *err)
 {
     *published = 0;
-    if (t->lock_fd < 0)
+    if (t->lock == NULL)
         return status_set(err, KILN_INTERNAL, "table %s: publish without the lock",
                           t->schema.name);
     if (m->table_count == 0 || strcmp(m->tables[0].schema.name, t->schema.name) != 0)
@@ -651,27 +652,27 @@ table_abort_version(kiln_table *t, uint64_t version)
 {
     char p[PATH_MAX];
     table_manifest_path(t, version, p, sizeof p);
-    unlink(p);
+    env_unlink(p, NULL);
     if ((size_t)snprintf(p, sizeof p, "%s/%s", t->dir, TABLE_FILES_DIR) >= sizeof p)
         return;
-    DIR *d = opendir(p);
-    if (d == NULL)
+    char **names;
+    size_t n;
+    if (env_list_dir(p, &names, &n, NULL) != KILN_OK)
         return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (table_file_version(e->d_name) == version) {
+    for (size_t i = 0; i < n; i++) {
+        if (table_file_version(names[i]) == version) {
             char fp[PATH_MAX];
-            table_file_path(t, e->d_name, fp, sizeof fp);
-            unlink(fp);
+            table_file_path(t, names[i], fp, sizeof fp);
+            env_unlink(fp, NULL);
         }
     }
-    closedir(d);
+    env_list_free(names, n);
 }
 
 kiln_status
 table_rollback(kiln_table *t, uint64_t version, uint64_t *out, kiln_err *err)
 {
-    if (t->lock_fd < 0)
+    if (t->lock == NULL)
         return status_set(err, KILN_INTERNAL, "table %s: rollback without the lock",
                           t->schema.name);
     manifest cur;
@@ -755,7 +756,7 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
     if (stats == NULL)
         stats = &local;
     memset(stats, 0, sizeof *stats);
-    if (t->lock_fd < 0)
+    if (t->lock == NULL)
         return status_set(err, KILN_INTERNAL, "table %s: gc without the lock", t->schema.name);
 
     /* Kept versions: the current one and its ancestors, keep_versions in all. */
@@ -787,8 +788,21 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
         manifest_free(&m);
         have = 0;
         if (parent != 0 && nkept < t->schema.keep_versions) {
+            /* Only a parent that is gone (collected before) ends the chain.
+             * Any other failure -- EIO, EMFILE, ENOMEM, a damaged manifest --
+             * says nothing about what is garbage, so nothing is removed. */
             status_clear(&e2);
-            have = table_read_manifest(t, parent, &m, NULL, &e2) == KILN_OK;
+            st = table_read_manifest(t, parent, &m, NULL, &e2);
+            if (st == KILN_OK) {
+                have = 1;
+            } else if (st != KILN_NOT_FOUND) {
+                free(refs.names);
+                return status_set(err, st,
+                                  "table %s: gc stopped: cannot read version %llu, the parent "
+                                  "of version %llu: %s",
+                                  t->schema.name, (unsigned long long)parent,
+                                  (unsigned long long)kept[nkept - 1], e2.msg);
+            }
         }
     }
     stats->versions_kept = nkept;
@@ -798,59 +812,66 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
     char p[PATH_MAX];
     st = KILN_OK;
     /* A pointer a crashed publish left half-written. */
-    if (table_join(p, sizeof p, NULL, t->dir, TABLE_CURRENT_FILE ".tmp") == KILN_OK && env_exists(p))
-        unlink(p);
+    if (table_join(p, sizeof p, NULL, t->dir, TABLE_CURRENT_FILE ".tmp") == KILN_OK &&
+        env_exists(p))
+        env_unlink(p, NULL);
     /* Manifests first: once a manifest is gone nobody can start opening its files. */
-    if (table_join(p, sizeof p, err, t->dir, TABLE_MANIFEST_DIR) == KILN_OK) {
-        DIR *d = opendir(p);
-        if (d == NULL) {
-            st = status_set_errno(err, errno, "%s: open directory", p);
-        } else {
-            struct dirent *e;
-            while ((e = readdir(d)) != NULL) {
-                if (e->d_name[0] == '.')
-                    continue;
-                uint64_t v = table_parse_version(e->d_name);
-                int keep = 0;
-                for (size_t i = 0; i < nkept && v != 0; i++)
-                    keep |= kept[i] == v;
-                if (keep)
-                    continue;
-                char fp[PATH_MAX];
-                if ((size_t)snprintf(fp, sizeof fp, "%s/%s", p, e->d_name) >= sizeof fp)
-                    continue;
-                if (env_unlink(fp, err) == KILN_OK)
-                    stats->manifests_removed++;
-                else
-                    st = err ? err->code : KILN_IO;
-            }
-            closedir(d);
+    char **names;
+    size_t n;
+    if (table_join(p, sizeof p, err, t->dir, TABLE_MANIFEST_DIR) == KILN_OK &&
+        (st = env_list_dir(p, &names, &n, err)) == KILN_OK) {
+        for (size_t i = 0; i < n; i++) {
+            if (names[i][0] == '.')
+                continue;
+            uint64_t v = table_parse_version(names[i]);
+            int keep = 0;
+            for (size_t k = 0; k < nkept && v != 0; k++)
+                keep |= kept[k] == v;
+            if (keep)
+                continue;
+            char fp[PATH_MAX];
+            if ((size_t)snprintf(fp, sizeof fp, "%s/%s", p, names[i]) >= sizeof fp)
+                continue;
+            kiln_status s2 = env_unlink(fp, err);
+            if (s2 == KILN_OK)
+                stats->manifests_removed++;
+            else if (st == KILN_OK)
+                st = s2;
         }
+        env_list_free(names, n);
+        /* The manifests' removal is made durable before any file goes, so
+         * a crash never brings back a manifest whose files are gone. */
+        if (st == KILN_OK && stats->manifests_removed > 0)
+            st = env_sync_dir(p, err);
+    }
+    if (st != KILN_OK) {
+        free(refs.names);
+        return st;
     }
     if (table_join(p, sizeof p, err, t->dir, TABLE_FILES_DIR) == KILN_OK) {
-        DIR *d = opendir(p);
-        if (d == NULL) {
+        kiln_status s2 = env_list_dir(p, &names, &n, err);
+        if (s2 != KILN_OK) {
             if (st == KILN_OK)
-                st = status_set_errno(err, errno, "%s: open directory", p);
+                st = s2;
         } else {
-            struct dirent *e;
-            while ((e = readdir(d)) != NULL) {
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                    continue;
-                if (table_nameset_has(&refs, e->d_name))
+            for (size_t i = 0; i < n; i++) {
+                if (table_nameset_has(&refs, names[i]))
                     continue;
                 char fp[PATH_MAX];
-                table_file_path(t, e->d_name, fp, sizeof fp);
-                struct stat sb;
-                uint64_t size = stat(fp, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-                if (env_unlink(fp, err) == KILN_OK) {
+                table_file_path(t, names[i], fp, sizeof fp);
+                env_stat_info sb;
+                uint64_t size = env_stat(fp, &sb, NULL) == KILN_OK ? sb.size : 0;
+                s2 = env_unlink(fp, err);
+                if (s2 == KILN_OK) {
                     stats->files_removed++;
                     stats->bytes_removed += size;
                 } else if (st == KILN_OK) {
-                    st = err ? err->code : KILN_IO;
+                    st = s2;
                 }
             }
-            closedir(d);
+            env_list_free(names, n);
+            if (st == KILN_OK && stats->files_removed > 0)
+                st = env_sync_dir(p, err);
         }
     }
     free(refs.names);

@@ -7,7 +7,7 @@
  *     CURRENT              pointer to the published version (manifest_pointer)
  *     LOCK                 flock()ed by a load or a rollback; holds the owner's pid
  *     manifests/<N>        one manifest per kept version N (decimal)
- *     files/<hex>          immutable HFiles; names never reused
+ *     files/<hex>          immutable HFiles (the store's own copies); names never reused
  *
  * Publishing version N (LevelDB's CURRENT): the caller stages and fsyncs N's
  * files and fsyncs files/; table_publish writes manifests/N (tmp, fsync,
@@ -20,7 +20,9 @@
  *
  * Garbage collection (after a publish is durable) keeps the current version
  * and its ancestors up to keep_versions in all, deletes every other manifest
- * and every file no kept manifest names. Rollback never deletes, so a version
+ * (then fsyncs manifests/) and every file no kept manifest names (then
+ * fsyncs files/). Only a missing parent manifest ends the walk; any other
+ * failure to read one stops the collection before anything is deleted. Rollback never deletes, so a version
  * rolled away from stays available until the next load. Readers in other
  * processes keep reading files they opened after the files are unlinked.
  *
@@ -123,7 +125,8 @@ typedef struct table_gc_stats {
 } table_gc_stats;
 
 /* Delete manifests and files that no kept version needs (see above). st may
- * be NULL. REQUIRES: lock held. */
+ * be NULL. Errors: the failure to read CURRENT or a kept manifest (nothing
+ * deleted then), or the first failed unlink or fsync. REQUIRES: lock held. */
 kiln_status table_gc(kiln_table *t, table_gc_stats *st, kiln_err *err);
 
 /* Milliseconds since the epoch. */

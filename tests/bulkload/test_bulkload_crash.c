@@ -1,5 +1,6 @@
 /* test_bulkload_crash.c -- crash points of a real `kiln load` by fault
- * injection: every open, read, write, fsync, link, rename and unlink of a load
+ * injection: every open, read, write, fsync, rename, unlink, directory
+ * listing, stat and lock of a load
  * (checks, a straddling file split by the writer, hard links, manifest,
  * CURRENT, garbage collection) fails in turn. Each job output also holds a
  * secondary index of the table (_index/by_v/). After each failure, a fresh
@@ -331,9 +332,12 @@ crash_points(bulkload_mode mode)
     uint64_t want_b = mode == BULKLOAD_APPEND ? dig_a + dig_b : dig_b;
     uint64_t want_b_cells = mode == BULKLOAD_APPEND ? cells_a + cells_b : cells_b;
 
+    /* (no link: the store copies or reflinks the job's files) */
     static const env_op ops[] = {ENV_OP_OPEN, ENV_OP_READ, ENV_OP_WRITE, ENV_OP_SYNC,
-                                 ENV_OP_LINK, ENV_OP_RENAME, ENV_OP_UNLINK};
-    static const char *names[] = {"open", "read", "write", "fsync", "link", "rename", "unlink"};
+                                 ENV_OP_RENAME, ENV_OP_UNLINK, ENV_OP_LIST, ENV_OP_STAT,
+                                 ENV_OP_LOCK};
+    static const char *names[] = {"open", "read", "write", "fsync", "rename", "unlink",
+                                  "list", "stat", "lock"};
     size_t points = 0;
     for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
         long calls = 0, stride = 1;

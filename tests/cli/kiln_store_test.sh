@@ -128,8 +128,8 @@ expect_rc "still nothing published" 0 "$KILN" views ns1:users
 expect_grep "still no views" "$T/out" '^0 row\(s\)'
 expect_rc "load" 0 "$KILN" load ns1:users "$J1"
 expect_grep "load prints version 1" "$T/out" '^Loaded .* into ns1:users as version 1 \(replace, parent 0\)'
-expect_grep "load split counts" "$T/out" '2 HFile\(s\): 1 linked, 0 copied, 1 split into 4'
-expect_eq "job file left in place" "$(stat -c %h "$J1/stats/part-r-00000")" "2"
+expect_grep "load split counts" "$T/out" '2 HFile\(s\): [01] reflinked, [01] copied, 1 split into 4'
+expect_eq "job file left in place, not linked" "$(stat -c %h "$J1/stats/part-r-00000")" "1"
 expect_rc "load same output again" 0 "$KILN" load ns1:users "$J1"
 expect_grep "duplicate detected" "$T/out" '^Already loaded: .* version 1 .*nothing was done'
 expect_rc "views after duplicate" 0 "$KILN" views ns1:users
@@ -224,6 +224,90 @@ expect_rc "rollback while locked" 75 "$KILN" rollback ns1:users
 expect_rc "load --wait" 0 "$KILN" load ns1:users "$J3" --wait=10
 expect_grep "waited and loaded" "$T/out" 'as version 3'
 wait "$lockpid"
+
+# ---------------------------------------------------------------- job files rewritten, fsync failure
+# The store has its own copy: truncating and rewriting the job's file after
+# the load leaves the loaded version readable and unchanged.
+expect_rc "create imm" 0 "$KILN" create imm --family info
+JI=$T/jobimm
+mkdir -p "$JI/info"
+printf 'a\tinfo:x\t1\tPut\tone\nb\tinfo:x\t1\tPut\ttwo\n' | mkhfile "$JI/info/p" info
+touch "$JI/_SUCCESS"
+expect_rc "load imm" 0 "$KILN" load imm "$JI"
+expect_rc "scan imm" 0 "$KILN" scan imm
+cp "$T/out" "$T/imm.before"
+printf 'rewritten in place' >"$JI/info/p"
+expect_rc "scan imm after the job file was rewritten" 0 "$KILN" scan imm
+expect_eq "loaded version unchanged" "$(cat "$T/out")" "$(cat "$T/imm.before")"
+
+# A failed fsync of the table directory after the CURRENT rename (an
+# LD_PRELOAD shim fails it): the new version is current, and load says so
+# with exit status 3.
+expect_rc "load --help documents exit 3" 0 "$KILN" load --help
+expect_grep "exit 3 in help" "$T/out" '3 the new version is published'
+if command -v cc >/dev/null; then
+    cat >"$T/failfsync.c" <<'CEOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+/* fsync fails with EIO on the directory named by $FAIL_FSYNC_DIR. */
+int fsync(int fd)
+{
+    static int (*real)(int);
+    if (real == NULL)
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    const char *want = getenv("FAIL_FSYNC_DIR");
+    char link[64], path[4096];
+    struct stat st;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (want != NULL && n > 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        path[n] = '\0';
+        if (strcmp(path, want) == 0) {
+            errno = EIO;
+            return -1;
+        }
+    }
+    return real(fd);
+}
+CEOF
+    if cc -shared -fPIC -o "$T/failfsync.so" "$T/failfsync.c" -ldl; then
+        expect_rc "create dur" 0 "$KILN" create dur --family info
+        JD=$T/jobdur
+        mkdir -p "$JD/info"
+        printf 'a\tinfo:x\t1\tPut\tone\n' | mkhfile "$JD/info/p" info
+        touch "$JD/_SUCCESS"
+        expect_rc "load with the table directory fsync failing" 3 \
+            env LD_PRELOAD="$T/failfsync.so" FAIL_FSYNC_DIR="$(cd "$D/default/dur" && pwd -P)" \
+            "$KILN" load dur "$JD"
+        expect_grep "unconfirmed message" "$T/err" 'version 1 of dur is published and current, but its durability could not be confirmed'
+        expect_rc "views after unconfirmed load" 0 "$KILN" views dur
+        expect_grep "version 1 is current" "$T/out" $'^1\t\\*\t'
+    else
+        bad "cannot build the fsync shim (cc)"
+    fi
+else
+    bad "no C compiler for the fsync shim"
+fi
+
+# ---------------------------------------------------------------- many files, few descriptors
+# 200 HFiles loaded and counted under ulimit -n 24 (the file cache reopens).
+expect_rc "create many" 0 "$KILN" create many --family cf
+JM=$T/jobmany
+mkdir -p "$JM/cf"
+for i in $(seq 0 199); do
+    printf 'r%05d\tcf:q\t1\tPut\tv%d\n' "$i" "$i" | mkhfile "$JM/cf/p$i" cf
+done
+touch "$JM/_SUCCESS"
+expect_rc "load 200 files under ulimit -n 24" 0 bash -c "ulimit -n 24 && exec \"\$0\" load many \"\$1\" --max-open-files 8" "$KILN" "$JM"
+expect_rc "count 200 files under ulimit -n 24" 0 bash -c "ulimit -n 24 && exec \"\$0\" count many" "$KILN"
+expect_eq "200 rows" "$(cat "$T/out")" "200 row(s)"
+expect_rc "--max-open-files bounds" 64 "$KILN" load many "$JM" --max-open-files 2
 
 # ---------------------------------------------------------------- kill -9 during large loads
 # Table big: 4 regions; jobs A and B hold the same 1.2M rows with values

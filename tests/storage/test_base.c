@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,6 +505,85 @@ bloom_false_positive_rate(void **state)
     bloom_chunker_free(ch);
 }
 
+/* The file cache under threads: 40 files read at random by 4 threads with a
+ * budget of 8 descriptors; every read returns its file's bytes, the budget
+ * holds once the threads are done, and files were really reopened. Run
+ * under `make SANITIZER=thread` too. */
+#define FC_FILES 40
+#define FC_SIZE 4096
+static env_file *fc_files[FC_FILES];
+
+static void *
+fc_reader(void *arg)
+{
+    uint64_t st = (uint64_t)(uintptr_t)arg;
+    uint8_t b[64];
+    for (int i = 0; i < 3000; i++) {
+        uint64_t x = st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t fi = (size_t)(x >> 33) % FC_FILES;
+        size_t off = (size_t)(x >> 13) % (FC_SIZE - sizeof b);
+        kiln_err err;
+        status_clear(&err);
+        if (env_pread(fc_files[fi], off, b, sizeof b, &err) != KILN_OK)
+            return (void *)1;
+        for (size_t k = 0; k < sizeof b; k++) {
+            if (b[k] != (uint8_t)(fi * 7 + off + k))
+                return (void *)2;
+        }
+    }
+    return NULL;
+}
+
+static void
+env_file_cache_threads(void **state)
+{
+    (void)state;
+    kiln_err err;
+    status_clear(&err);
+    for (size_t i = 0; i < FC_FILES; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/fc%zu", tmpdir, i);
+        uint8_t b[FC_SIZE];
+        for (size_t k = 0; k < sizeof b; k++)
+            b[k] = (uint8_t)(i * 7 + k);
+        assert_int_equal(env_write_file_atomic(p, b, sizeof b, &err), KILN_OK);
+    }
+    env_set_max_open_files(8);
+    long reopens = env_reopens();
+    for (size_t i = 0; i < FC_FILES; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/fc%zu", tmpdir, i);
+        assert_int_equal(env_open_read(p, &fc_files[i], &err), KILN_OK);
+    }
+    assert_true(env_open_files() <= 8);
+    pthread_t th[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, fc_reader, (void *)(i + 1)), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        assert_null(r);
+    }
+    assert_true(env_open_files() <= 8);
+    assert_true(env_reopens() > reopens);
+    /* a file removed while its descriptor was closed: a clean not-found */
+    char p[512];
+    snprintf(p, sizeof p, "%s/fc0", tmpdir);
+    env_set_max_open_files(8);
+    for (size_t i = 1; i < FC_FILES; i++) {
+        uint8_t b;
+        assert_int_equal(env_pread(fc_files[i], 0, &b, 1, &err), KILN_OK);
+    }
+    assert_int_equal(unlink(p), 0);
+    uint8_t b;
+    assert_int_equal(env_pread(fc_files[0], 0, &b, 1, &err), KILN_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "removed since it was opened"));
+    for (size_t i = 0; i < FC_FILES; i++)
+        env_close(fc_files[i], NULL);
+    assert_int_equal(env_open_files(), 0);
+    env_set_max_open_files(0);
+}
+
 int
 main(void)
 {
@@ -516,6 +596,7 @@ main(void)
         cmocka_unit_test(crc32c_known_values),
         cmocka_unit_test_setup_teardown(env_write_read, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(env_fault_injection, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test_setup_teardown(env_file_cache_threads, make_tmpdir, remove_tmpdir),
         cmocka_unit_test(cell_order),
         cmocka_unit_test(cell_key_codec),
         cmocka_unit_test(string_binary),

@@ -31,7 +31,10 @@
 #include "storage/crc32c.h"
 #include "storage/env.h"
 #include "storage/hfile_format.h"
+#include "storage/compress.h"
 #include "storage/hfile_reader.h"
+#include "storage/hfile_writer.h"
+#include "tests/support/test_util.h"
 
 #define TESTDATA "tests/data/hbase/"
 
@@ -496,6 +499,92 @@ teardown_tmp(void **state)
     return 0;
 }
 
+/* A data block whose checksums pass but whose header declares a huge
+ * uncompressed size (up to 1 GiB) is refused as corruption before anything
+ * of that size is allocated, for every codec Kiln writes. */
+static void
+declared_size_bounded(void **state)
+{
+    (void)state;
+    static const kiln_codec codecs[] = {CODEC_GZ, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD};
+    static const uint32_t sizes[] = {0x40000000u, 0x10000000u, 0x01000000u, 0x00200000u};
+    char path[512];
+    snprintf(path, sizeof path, "%s/declared.hfile", tmpdir);
+    int refused = 0;
+    for (size_t ci = 0; ci < sizeof codecs / sizeof codecs[0]; ci++) {
+        hfile_writer_options o;
+        hfile_writer_options_init(&o);
+        o.codec = codecs[ci];
+        o.block_size = 4096;
+        o.sync = 0;
+        hfile_writer *w;
+        kiln_err err;
+        status_clear(&err);
+        tu_must(hfile_writer_open(path, &o, &w, &err), &err);
+        for (int i = 0; i < 2000; i++) {
+            char row[16], val[64];
+            snprintf(row, sizeof row, "r%06d", i);
+            int vn = snprintf(val, sizeof val, "value-%d-%d", i, i * 7);
+            kiln_cell c;
+            memset(&c, 0, sizeof c);
+            c.row = (const uint8_t *)row;
+            c.row_len = (uint32_t)strlen(row);
+            c.family = (const uint8_t *)"f";
+            c.family_len = 1;
+            c.qualifier = (const uint8_t *)"q";
+            c.qualifier_len = 1;
+            c.ts = 1;
+            c.type = CELL_TYPE_PUT;
+            c.value = (const uint8_t *)val;
+            c.value_len = (uint32_t)vn;
+            tu_must(hfile_writer_add(w, &c, &err), &err);
+        }
+        tu_must(hfile_writer_finish(w, NULL, &err), &err);
+        kbuf b = KBUF_INIT;
+        tu_must(env_read_file(path, &b, &err), &err);
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            kbuf c = KBUF_INIT;
+            buf_append(&c, b.data, b.len);
+            /* the first data block is at offset 0: header bytes 12..15 are
+             * its uncompressed size; then refresh its checksums */
+            uint8_t *blk = c.data;
+            coding_put_be32(blk + 12, sizes[si]);
+            uint32_t bpc = coding_get_be32(blk + 25);
+            uint32_t data = coding_get_be32(blk + 29);
+            assert_true(bpc > 0 && data < c.len);
+            for (size_t k = 0, at = 0; at < data; k++, at += bpc) {
+                size_t len = data - at < bpc ? data - at : bpc;
+                coding_put_be32(blk + data + 4 * k, crc32c_value(blk + at, len));
+            }
+            write_bytes(path, c.data, c.len);
+            buf_free(&c);
+            unsigned long big = kiln_alloc_big_count();
+            hfile_reader *rd;
+            status_clear(&err);
+            kiln_status st = hfile_reader_open(path, NULL, &rd, &err);
+            if (st == KILN_OK) {
+                hfile_iter *it = hfile_iter_new(rd);
+                st = hfile_iter_seek_first(it, &err);
+                while (st == KILN_OK && hfile_iter_valid(it))
+                    st = hfile_iter_next(it, &err);
+                hfile_iter_free(it);
+                hfile_reader_close(rd);
+            }
+            if (st != KILN_CORRUPTION)
+                fail_msg("%s, declared size %u: status %d (%s)", compress_codec_name(codecs[ci]),
+                         sizes[si], (int)st, err.msg);
+            assert_non_null(strstr(err.msg, "offset 0"));
+            if (kiln_alloc_big_count() != big)
+                fail_msg("%s, declared size %u: allocated before refusing: %s",
+                         compress_codec_name(codecs[ci]), sizes[si], err.msg);
+            refused++;
+        }
+        buf_free(&b);
+    }
+    printf("  %d oversized declarations refused before allocation\n", refused);
+    unlink(path);
+}
+
 int
 main(void)
 {
@@ -509,6 +598,7 @@ main(void)
         cmocka_unit_test(truncated_files),
         cmocka_unit_test(zeroed_ranges),
         cmocka_unit_test(damage_behind_checksums),
+        cmocka_unit_test(declared_size_bounded),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
