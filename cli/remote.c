@@ -816,7 +816,8 @@ remote_prefix_end(const uint8_t *p, size_t n, kbuf *out)
 static int
 remote_key_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
-    int c = memcmp(a, b, an < bn ? an : bn);
+    size_t n = an < bn ? an : bn;
+    int c = n > 0 ? memcmp(a, b, n) : 0;   /* an empty key may be NULL */
     return c != 0 ? c : (an > bn) - (an < bn);
 }
 
