@@ -8,51 +8,14 @@
 # scans is measured first, with a deadline too long to matter, as the
 # reference. Prints "N passed, N failed".
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-KILN=$BUILD/bin/kiln
-SERVER=$BUILD/bin/kiln-server
-T=$(mktemp -d)
-SPID=
-stop_server() {
-    if [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null; then
-        kill -TERM "$SPID" 2>/dev/null
-        wait "$SPID" 2>/dev/null
-    fi
-    SPID=
-}
-trap 'stop_server; rm -rf "$T"' EXIT
-export KILN_DATA=$T/data
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-finish() { echo "deadline_test: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+NAME=deadline_test
+# shellcheck source=tests/serving/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 "$KILN" create big --family f > /dev/null || { bad "kiln create"; finish; }
-mkdir -p "$T/job/f"
 awk 'BEGIN { for (i = 0; i < 2000000; i++) printf "r%07d\tf:q\t5\tPut\tv%d\n", i, i }' |
-    "$KILN" hfile write "$T/job/f/p" --family f > /dev/null || { bad "kiln hfile write"; finish; }
-touch "$T/job/_SUCCESS"
-"$KILN" load big "$T/job" > /dev/null || { bad "kiln load"; finish; }
-
-start_server() { # deadline_ms
-    : > "$T/server.log"
-    "$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 --threads 1 --cache-mb 256 \
-        --request-deadline-ms "$1" > "$T/server.log" 2>&1 &
-    SPID=$!
-    for _ in $(seq 200); do
-        HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
-        [ -n "$HP" ] && break
-        sleep 0.05
-    done
-    U=http://127.0.0.1:$HP
-    [ -n "$HP" ]
-}
+    load_rows big f p || { bad "kiln hfile write and load"; finish; }
+with_deadline() { start_server --threads 1 --cache-mb 256 --request-deadline-ms "$1"; }
 # A ValueFilter no cell passes, URL-encoded.
 NOPE='%7B%22type%22%3A%22ValueFilter%22%2C%22op%22%3A%22EQUAL%22%2C%22comparator%22%3A%7B%22type%22%3A%22BinaryComparator%22%2C%22value%22%3A%22bm9wZQ%3D%3D%22%7D%7D'
 timed() { # URL: prints "status seconds"
@@ -60,7 +23,7 @@ timed() { # URL: prints "status seconds"
 }
 
 # ---------------------------------------------------------------- the reference
-start_server 600000 || { bad "server did not start"; finish; }
+with_deadline 600000 || { bad "server did not start"; finish; }
 timed "$U/big/r0000001" > /dev/null   # warm the file
 read -r st full_col < <(timed "$U/big/*?column=f:nosuch")
 read -r st2 full_filter < <(timed "$U/big/*?filter=$NOPE")
@@ -69,7 +32,7 @@ check "reference: both scans run to the end (status $st, $st2): ${full_col} s an
 stop_server
 
 # ---------------------------------------------------------------- with a deadline
-start_server 30 || { bad "server did not start"; finish; }
+with_deadline 30 || { bad "server did not start"; finish; }
 timed "$U/big/r0000001" > /dev/null
 read -r st t < <(timed "$U/big/*?column=f:nosuch")
 check "an unpaged scan of a column no row has stops with 503 (${t} s)" test "$st" = 503

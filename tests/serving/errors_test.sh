@@ -7,31 +7,10 @@
 # is still served (over HTTP and the Redis protocol). Prints "N passed,
 # N failed".
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-KILN=$BUILD/bin/kiln
-SERVER=$BUILD/bin/kiln-server
-T=$(mktemp -d)
-SPID=
-stop_server() {
-    if [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null; then
-        kill -TERM "$SPID" 2>/dev/null
-        wait "$SPID" 2>/dev/null
-    fi
-    SPID=
-}
-trap 'stop_server; rm -rf "$T"' EXIT
-export KILN_DATA=$T/data
+NAME=errors_test
+# shellcheck source=tests/serving/lib.sh
+source "$(dirname "$0")/lib.sh"
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-finish() { echo "errors_test: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
-
-# Two regions, one HFile each, so that one can be corrupted alone.
 "$KILN" create t --family f --split m > /dev/null || { bad "kiln create"; finish; }
 mkdir -p "$T/job/f"
 awk 'BEGIN { for (i = 0; i < 400; i++) printf "a%04d\tf:q\t5\tPut\tleft%d\n", i, i }' |
@@ -41,25 +20,12 @@ awk 'BEGIN { for (i = 0; i < 400; i++) printf "z%04d\tf:q\t5\tPut\tright%d\n", i
 touch "$T/job/_SUCCESS"
 "$KILN" load t "$T/job" > /dev/null || { bad "kiln load"; finish; }
 
-start_server() {
-    : > "$T/server.log"
-    "$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 --resp-listen 127.0.0.1:0 --threads 1 \
-        --cache-mb 16 --resp-column 't=f:q' > "$T/server.log" 2>&1 &
-    SPID=$!
-    for _ in $(seq 200); do
-        grep -q 'Redis protocol on' "$T/server.log" && break
-        sleep 0.05
-    done
-    HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
-    RP=$(sed -nE 's/.*Redis protocol on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
-    U=http://127.0.0.1:$HP
-    [ -n "$HP" ] && [ -n "$RP" ]
-}
+serve() { start_server --resp-listen 127.0.0.1:0 --threads 1 --cache-mb 16 --resp-column 't=f:q'; }
 strict_json() { # file: parses as JSON from strict UTF-8
     python3 -c 'import json,sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$1"
 }
 
-start_server || { bad "server did not start"; finish; }
+serve || { bad "server did not start"; finish; }
 
 # ---------------------------------------------------------------- not UTF-8
 code=$(curl -s -o "$T/e1" -w '%{http_code}' "$U/t/a0001/%FF%FE%C0%AF:q")
@@ -86,7 +52,7 @@ for i in range(100, 140):
     b[i] ^= 0x5A
 open(p, "wb").write(bytes(b))
 EOF
-start_server || { bad "server did not start after the corruption"; finish; }
+serve || { bad "server did not start after the corruption"; finish; }
 code=$(curl -s -o "$T/e3" -w '%{http_code}' "$U/t/z0001")
 check "a row in the corrupt block: 500 ($code)" test "$code" = 500
 check "the 500 is strict JSON with code corruption" \

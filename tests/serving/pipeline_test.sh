@@ -7,47 +7,16 @@
 # a client that shares no code with the server; and an MGET or HTTP
 # multiget over --max-reply-bytes is refused. Prints "N passed, N failed".
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-KILN=$BUILD/bin/kiln
-SERVER=$BUILD/bin/kiln-server
-T=$(mktemp -d)
-SPID=
-cleanup() {
-    if [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null; then
-        kill -TERM "$SPID" 2>/dev/null
-        wait "$SPID" 2>/dev/null
-    fi
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export KILN_DATA=$T/data
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-finish() { echo "pipeline_test: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
+NAME=pipeline_test
+# shellcheck source=tests/serving/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 "$KILN" create big --family f > /dev/null || { bad "kiln create"; finish; }
-mkdir -p "$T/job/f"
 awk 'BEGIN { v = sprintf("%02000d", 7)
   for (i = 0; i < 30000; i++) printf "r%06d\tf:q\t5\tPut\t%s\n", i, v }' |
-  "$KILN" hfile write "$T/job/f/p" --family f > /dev/null || { bad "kiln hfile write"; finish; }
-touch "$T/job/_SUCCESS"
-"$KILN" load big "$T/job" > /dev/null || { bad "kiln load"; finish; }
+  load_rows big f p || { bad "kiln hfile write and load"; finish; }
 
-"$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 --resp-listen 127.0.0.1:0 --threads 2 \
-    --cache-mb 64 --resp-column 'big=f:q' > "$T/server.log" 2>&1 &
-SPID=$!
-for _ in $(seq 200); do
-    grep -q 'Redis protocol on' "$T/server.log" && break
-    sleep 0.05
-done
-HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
-RP=$(sed -nE 's/.*Redis protocol on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
-if [ -z "$HP" ] || [ -z "$RP" ]; then
+if ! start_server --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 64 --resp-column 'big=f:q'; then
     bad "server did not start: $(cat "$T/server.log")"
     finish
 fi
@@ -134,19 +103,15 @@ fi
 kill -0 "$SPID" 2>/dev/null && ok "the server is still up" || bad "the server died"
 
 # An MGET whose answer is over --max-reply-bytes is an error, not 8 MB.
-kill -TERM "$SPID"; wait "$SPID" 2>/dev/null
-"$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 --resp-listen 127.0.0.1:0 --threads 2 \
-    --cache-mb 64 --resp-column 'big=f:q' --max-reply-bytes 1000000 > "$T/server.log" 2>&1 &
-SPID=$!
-for _ in $(seq 200); do grep -q 'Redis protocol on' "$T/server.log" && break; sleep 0.05; done
-RP=$(sed -nE 's/.*Redis protocol on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
+stop_server
+start_server --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 64 --resp-column 'big=f:q' \
+    --max-reply-bytes 1000000 || { bad "server did not start"; finish; }
 keys=$(seq -f 'r%06g' 0 999 | tr '\n' ' ')
 ans=$(redis-cli -p "$RP" MGET $keys 2>&1 | head -1)
 case $ans in
     *"MGET answer larger than --max-reply-bytes (1000000)"*) ok "an MGET over --max-reply-bytes is refused" ;;
     *) bad "an MGET over --max-reply-bytes: got '${ans:0:80}'" ;;
 esac
-HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
 q=$(seq -f 'row=r%06g' 0 999 | tr '\n' '&')
 code=$(curl -s -o "$T/mg" -w '%{http_code}' "http://127.0.0.1:$HP/big/multiget?${q%&}")
 if [ "$code" = 413 ] && grep -q reply_too_large "$T/mg"; then

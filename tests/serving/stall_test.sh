@@ -7,51 +7,13 @@
 # reloads instead of killing the server. Each time a well-behaved client
 # is still answered. Prints "N passed, N failed".
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-KILN=$BUILD/bin/kiln
-SERVER=$BUILD/bin/kiln-server
-T=$(mktemp -d)
-SPID=
-stop_server() {
-    if [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null; then
-        kill -TERM "$SPID" 2>/dev/null
-        wait "$SPID" 2>/dev/null
-    fi
-    SPID=
-}
-trap 'stop_server; rm -rf "$T"' EXIT
-export KILN_DATA=$T/data
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-finish() { echo "stall_test: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
+NAME=stall_test
+# shellcheck source=tests/serving/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 "$KILN" create t --family f > /dev/null || { bad "kiln create"; finish; }
-mkdir -p "$T/job/f"
-printf 'r1\tf:q\t5\tPut\tv1\n' | "$KILN" hfile write "$T/job/f/p" --family f > /dev/null
-touch "$T/job/_SUCCESS"
-"$KILN" load t "$T/job" > /dev/null || { bad "kiln load"; finish; }
-
-# start_server [ulimit -n] ARGS...: sets SPID, HP, RP
-start_server() {
-    local nofile=$1; shift
-    : > "$T/server.log"
-    (ulimit -n "$nofile" && exec "$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 \
-        --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 16 "$@") > "$T/server.log" 2>&1 &
-    SPID=$!
-    for _ in $(seq 200); do
-        grep -q 'Redis protocol on' "$T/server.log" && break
-        sleep 0.05
-    done
-    HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
-    RP=$(sed -nE 's/.*Redis protocol on .* \(port ([0-9]+)\).*/\1/p' "$T/server.log" | head -1)
-    [ -n "$HP" ] && [ -n "$RP" ]
-}
+printf 'r1\tf:q\t5\tPut\tv1\n' | load_rows t f p || { bad "kiln load"; finish; }
+SRV=(--resp-listen 127.0.0.1:0 --threads 2 --cache-mb 16)
 well_behaved() { curl -sf -m 5 "http://127.0.0.1:$HP/t/r1" | grep -q '"Row"'; }
 
 cat > "$T/client.py" <<'EOF'
@@ -121,7 +83,7 @@ def flood(n, pid, seconds):
 EOF
 
 # ---------------------------------------------------------------- slowloris
-start_server 1024 --request-timeout 2 --idle-timeout 60 || { bad "server did not start"; finish; }
+start_server "${SRV[@]}" --request-timeout 2 --idle-timeout 60 || { bad "server did not start"; finish; }
 read -r secs line < <(python3 "$T/client.py" trickle "$HP")
 check "a trickled header is cut off by --request-timeout 2 (after ${secs:-?} s: ${line:-?})" \
     awk -v s="${secs:-99}" 'BEGIN { exit !(s < 5) }'
@@ -130,7 +92,7 @@ check "a well-behaved client is answered beside it" well_behaved
 
 # ---------------------------------------------------------------- per-client limit
 stop_server
-start_server 1024 --max-conns-per-client 4 || { bad "server did not start"; finish; }
+start_server "${SRV[@]}" --max-conns-per-client 4 || { bad "server did not start"; finish; }
 check "a fifth connection from one address gets a 503" \
     test "$(python3 "$T/client.py" hold "$HP" 4)" = "HTTP/1.1 503 Service Unavailable"
 check "three open beside it leave room for a fourth" \
@@ -140,7 +102,7 @@ check "after the others close, the client is served" well_behaved
 
 # ---------------------------------------------------------------- out of descriptors
 stop_server
-start_server 48 || { bad "server did not start under ulimit -n 48"; finish; }
+start_server --nofile 48 "${SRV[@]}" || { bad "server did not start under ulimit -n 48"; finish; }
 cpu=$(python3 "$T/client.py" flood "$HP" 120 "$SPID" 3)
 warns=$(grep -c 'accept: ' "$T/server.log")
 check "out of descriptors: ${cpu:-?} s of CPU over 3 s held (no spin)" \
