@@ -53,18 +53,30 @@ python3 -c 'import sys; [sys.stdout.write("w%02d\tw:q\t1\tPut\t%s\n" % (i, "v" *
 touch "$T/w/_SUCCESS"
 "$KILN" load wide "$T/w" >/dev/null || fail "load wide"
 
-# kiln-server LOG ARGS...: start one, print its HTTP port
+# kiln-server LOG ARGS...: start one, print its HTTP port. It runs in a
+# command substitution's subshell, so its pid goes to a file the exit trap
+# reads (a variable set there would be lost, and the server left running).
 serve() {
     local log=$1
     shift
     "$B/bin/kiln-server" --data "$KILN_DATA" --listen 127.0.0.1:0 --threads 2 --cache-mb 32 \
         --poll-ms 50 "$@" >"$log" 2>&1 &
-    SPIDS="$SPIDS $!"
+    echo "$!" >>"$T/server.pids"
     for _ in $(seq 100); do grep -q 'over HTTP on' "$log" && break; sleep 0.05; done
     sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$log" | head -1
 }
-SPIDS=
-trap 'for p in $SPIDS; do { kill -KILL "$p"; wait "$p"; } 2>/dev/null; done; rm -rf "$T"' EXIT
+stop_servers() {
+    local p
+    [ -f "$T/server.pids" ] || return 0
+    for p in $(cat "$T/server.pids"); do
+        kill -TERM "$p" 2>/dev/null
+    done
+    for p in $(cat "$T/server.pids"); do
+        for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+        kill -KILL "$p" 2>/dev/null
+    done
+}
+trap 'stop_servers; rm -rf "$T"' EXIT
 for bad in "--max-scanners 0" "--scanner-idle 0" "--scan-max-mb 0" "--max-scanners x"; do
     # shellcheck disable=SC2086
     "$B/bin/kiln-server" --data "$KILN_DATA" $bad >/dev/null 2>&1
