@@ -30,148 +30,10 @@
 #include "storage/store_index.h"
 #include "storage/store_rec.h"
 #include "storage/table.h"
+#include "tests/support/job_fixture.h"
 #include "tests/support/test_util.h"
 
 static char base[512];
-
-/* The table t: family cf, split at r01000 and r02000. */
-static void
-table_schema_of_t(kiln_schema *s)
-{
-    schema_init(s);
-    snprintf(s->name, sizeof s->name, "default:t");
-    kiln_err err;
-    status_clear(&err);
-    schema_family f;
-    schema_family_defaults(&f, "cf");
-    tu_must(schema_add_family(s, &f, &err), &err);
-    tu_must(schema_add_split(s, (const uint8_t *)"r01000", 6, &err), &err);
-    tu_must(schema_add_split(s, (const uint8_t *)"r02000", 6, &err), &err);
-    tu_must(schema_validate(s, &err), &err);
-}
-
-static int
-kbuf_cmp(const void *a, const void *b)
-{
-    return kslice_cmp(buf_slice(a), buf_slice(b));
-}
-
-/* The index by_v (cf:q) of rows [lo, hi) written by write_hfile: its schema
- * record and one HFile of index rows, under job/_index/by_v/. */
-static void
-write_index(const char *job, int lo, int hi, int64_t ts)
-{
-    kiln_schema t, is;
-    table_schema_of_t(&t);
-    store_index_def d;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(store_index_def_parse("by_v:cf:q", &d, &err), &err);
-    tu_must(store_index_schema(&t, &d, &is, &err), &err);
-    char p[4096];
-    snprintf(p, sizeof p, "%s/_index", job);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/_index/by_v", job);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/_index/by_v/i", job);
-    mkdir(p, 0755);
-    kbuf rec = KBUF_INIT;
-    schema_encode(&is, &rec);
-    snprintf(p, sizeof p, "%s/_index/by_v/_schema", job);
-    tu_must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
-    buf_free(&rec);
-    kbuf *keys = calloc((size_t)(hi - lo), sizeof *keys);
-    for (int i = lo; i < hi; i++) {
-        char row[16], val[32];
-        int rn = snprintf(row, sizeof row, "r%05d", i);
-        int vn = snprintf(val, sizeof val, "v%lld.%d", (long long)ts, i);
-        kslice v = kslice_make(val, (size_t)vn);
-        store_index_key(&keys[i - lo], &v, 1, (const uint8_t *)row, (size_t)rn);
-    }
-    qsort(keys, (size_t)(hi - lo), sizeof *keys, kbuf_cmp);
-    hfile_writer_options o;
-    hfile_writer_options_init(&o);
-    o.block_size = 1024;
-    o.sync = 0;
-    hfile_writer *w;
-    snprintf(p, sizeof p, "%s/_index/by_v/i/p0", job);
-    tu_must(hfile_writer_open(p, &o, &w, &err), &err);
-    for (int i = 0; i < hi - lo; i++) {
-        kiln_cell c;
-        memset(&c, 0, sizeof c);
-        c.row = keys[i].data;
-        c.row_len = (uint32_t)keys[i].len;
-        c.family = (const uint8_t *)STORE_INDEX_FAMILY;
-        c.family_len = 1;
-        c.qualifier = (const uint8_t *)"";
-        c.ts = ts;
-        c.type = CELL_TYPE_PUT;
-        tu_must(hfile_writer_add(w, &c, &err), &err);
-        buf_free(&keys[i]);
-    }
-    tu_must(hfile_writer_finish(w, NULL, &err), &err);
-    free(keys);
-    store_index_def_free(&d);
-    schema_free(&is);
-    schema_free(&t);
-}
-
-static void
-write_hfile(const char *path, int lo, int hi, int64_t ts)
-{
-    hfile_writer_options o;
-    hfile_writer_options_init(&o);
-    o.block_size = 1024;
-    o.sync = 0;
-    hfile_writer *w;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(hfile_writer_open(path, &o, &w, &err), &err);
-    for (int i = lo; i < hi; i++) {
-        char row[16], val[32];
-        snprintf(row, sizeof row, "r%05d", i);
-        int vn = snprintf(val, sizeof val, "v%lld.%d", (long long)ts, i);
-        kiln_cell c;
-        memset(&c, 0, sizeof c);
-        c.row = (const uint8_t *)row;
-        c.row_len = (uint32_t)strlen(row);
-        c.family = (const uint8_t *)"cf";
-        c.family_len = 2;
-        c.qualifier = (const uint8_t *)"q";
-        c.qualifier_len = 1;
-        c.ts = ts;
-        c.type = CELL_TYPE_PUT;
-        c.value = (const uint8_t *)val;
-        c.value_len = (uint32_t)vn;
-        tu_must(hfile_writer_add(w, &c, &err), &err);
-    }
-    tu_must(hfile_writer_finish(w, NULL, &err), &err);
-}
-
-/* Order-independent digest of a file's cells. */
-static uint64_t
-file_digest(const char *path, uint64_t *cells)
-{
-    hfile_reader *rd;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(hfile_reader_open(path, NULL, &rd, &err), &err);
-    hfile_iter *it = hfile_iter_new(rd);
-    uint64_t d = 0;
-    tu_must(hfile_iter_seek_first(it, &err), &err);
-    while (hfile_iter_valid(it)) {
-        const kiln_cell *c = hfile_iter_cell(it);
-        uint64_t h = store_rec_fnv64(STORE_REC_FNV64_INIT, c->row, c->row_len);
-        h = store_rec_fnv64(h, c->value, c->value_len);
-        h = store_rec_fnv64(h, &c->ts, sizeof c->ts);
-        d += h;
-        (*cells)++;
-        tu_must(hfile_iter_next(it, &err), &err);
-    }
-    hfile_iter_free(it);
-    hfile_reader_close(rd);
-    return d;
-}
 
 static uint64_t
 view_digest(const char *data, uint64_t *version, uint64_t *cells)
@@ -192,7 +54,7 @@ view_digest(const char *data, uint64_t *version, uint64_t *cells)
             for (size_t f = 0; f < reg->file_count; f++) {
                 char p[4096];
                 table_file_path(t, reg->files[f].name, p, sizeof p);
-                d += file_digest(p, cells);
+                d += tjob_file_digest(p, cells);
             }
         }
     }
@@ -219,7 +81,7 @@ job_digest(const char *job, uint64_t *cells)
                 continue;
             char fp[8192];
             snprintf(fp, sizeof fp, "%s/%s", p, e->d_name);
-            dg += file_digest(fp, cells);
+            dg += tjob_file_digest(fp, cells);
         }
         closedir(d);
     }
@@ -235,10 +97,10 @@ make_job(const char *job, int lo, int hi, int64_t ts)
     mkdir(p, 0755);
     /* region-aligned files, plus one that straddles r01000 and r02000 */
     snprintf(p, sizeof p, "%s/cf/p0", job);
-    write_hfile(p, lo, lo + 300, ts);
+    tjob_write_hfile(p, lo, lo + 300, ts);
     snprintf(p, sizeof p, "%s/cf/p1", job);
-    write_hfile(p, lo + 300, hi, ts);
-    write_index(job, lo, hi, ts);
+    tjob_write_hfile(p, lo + 300, hi, ts);
+    tjob_write_index(job, lo, hi, ts);
     snprintf(p, sizeof p, "%s/_SUCCESS", job);
     FILE *f = fopen(p, "w");
     fclose(f);
@@ -250,7 +112,7 @@ fresh_store(const char *data, const char *job_0, const char *job_a)
 {
     tu_rmrf(data);
     kiln_schema s;
-    table_schema_of_t(&s);
+    tjob_schema_t(&s);
     kiln_err err;
     status_clear(&err);
     tu_must(table_create(data, &s, &err), &err);

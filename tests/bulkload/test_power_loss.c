@@ -36,6 +36,7 @@
 #include "storage/store_index.h"
 #include "storage/store_rec.h"
 #include "storage/table.h"
+#include "tests/support/job_fixture.h"
 #include "tests/support/test_util.h"
 
 #define EVERY_POINT_MAX 400   /* below this many calls, cut at every one */
@@ -62,120 +63,6 @@ static const char *const op_names[OP_COUNT] = {"create", "load --replace", "load
                                                "gc"};
 
 /* The table t: family cf, split at r01000 and r02000. */
-static void
-schema_of_t(kiln_schema *s)
-{
-    schema_init(s);
-    snprintf(s->name, sizeof s->name, "default:t");
-    kiln_err err;
-    status_clear(&err);
-    schema_family f;
-    schema_family_defaults(&f, "cf");
-    tu_must(schema_add_family(s, &f, &err), &err);
-    tu_must(schema_add_split(s, (const uint8_t *)"r01000", 6, &err), &err);
-    tu_must(schema_add_split(s, (const uint8_t *)"r02000", 6, &err), &err);
-    tu_must(schema_validate(s, &err), &err);
-}
-
-static void
-write_hfile(const char *path, int lo, int hi, int64_t ts)
-{
-    hfile_writer_options o;
-    hfile_writer_options_init(&o);
-    o.block_size = 1024;
-    o.sync = 0;
-    hfile_writer *w;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(hfile_writer_open(path, &o, &w, &err), &err);
-    for (int i = lo; i < hi; i++) {
-        char row[16], val[32];
-        snprintf(row, sizeof row, "r%05d", i);
-        int vn = snprintf(val, sizeof val, "v%lld.%d", (long long)ts, i);
-        kiln_cell c;
-        memset(&c, 0, sizeof c);
-        c.row = (const uint8_t *)row;
-        c.row_len = (uint32_t)strlen(row);
-        c.family = (const uint8_t *)"cf";
-        c.family_len = 2;
-        c.qualifier = (const uint8_t *)"q";
-        c.qualifier_len = 1;
-        c.ts = ts;
-        c.type = CELL_TYPE_PUT;
-        c.value = (const uint8_t *)val;
-        c.value_len = (uint32_t)vn;
-        tu_must(hfile_writer_add(w, &c, &err), &err);
-    }
-    tu_must(hfile_writer_finish(w, NULL, &err), &err);
-}
-
-static int
-kbuf_cmp(const void *a, const void *b)
-{
-    return kslice_cmp(buf_slice(a), buf_slice(b));
-}
-
-/* The index by_v (cf:q) of rows [lo, hi) written by write_hfile: its schema
- * record and one HFile of index rows under job/_index/by_v/, published with
- * the table in the same CURRENT swap. */
-static void
-write_index(const char *job, int lo, int hi, int64_t ts)
-{
-    kiln_schema t, is;
-    schema_of_t(&t);
-    store_index_def d;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(store_index_def_parse("by_v:cf:q", &d, &err), &err);
-    tu_must(store_index_schema(&t, &d, &is, &err), &err);
-    char p[4096];
-    snprintf(p, sizeof p, "%s/_index", job);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/_index/by_v", job);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/_index/by_v/i", job);
-    mkdir(p, 0755);
-    kbuf rec = KBUF_INIT;
-    schema_encode(&is, &rec);
-    snprintf(p, sizeof p, "%s/_index/by_v/_schema", job);
-    tu_must(env_write_file_atomic(p, rec.data, rec.len, &err), &err);
-    buf_free(&rec);
-    kbuf *keys = calloc((size_t)(hi - lo), sizeof *keys);
-    for (int i = lo; i < hi; i++) {
-        char row[16], val[32];
-        int rn = snprintf(row, sizeof row, "r%05d", i);
-        int vn = snprintf(val, sizeof val, "v%lld.%d", (long long)ts, i);
-        kslice v = kslice_make(val, (size_t)vn);
-        store_index_key(&keys[i - lo], &v, 1, (const uint8_t *)row, (size_t)rn);
-    }
-    qsort(keys, (size_t)(hi - lo), sizeof *keys, kbuf_cmp);
-    hfile_writer_options o;
-    hfile_writer_options_init(&o);
-    o.block_size = 1024;
-    o.sync = 0;
-    hfile_writer *w;
-    snprintf(p, sizeof p, "%s/_index/by_v/i/p0", job);
-    tu_must(hfile_writer_open(p, &o, &w, &err), &err);
-    for (int i = 0; i < hi - lo; i++) {
-        kiln_cell c;
-        memset(&c, 0, sizeof c);
-        c.row = keys[i].data;
-        c.row_len = (uint32_t)keys[i].len;
-        c.family = (const uint8_t *)STORE_INDEX_FAMILY;
-        c.family_len = 1;
-        c.qualifier = (const uint8_t *)"";
-        c.ts = ts;
-        c.type = CELL_TYPE_PUT;
-        tu_must(hfile_writer_add(w, &c, &err), &err);
-        buf_free(&keys[i]);
-    }
-    tu_must(hfile_writer_finish(w, NULL, &err), &err);
-    free(keys);
-    store_index_def_free(&d);
-    schema_free(&is);
-    schema_free(&t);
-}
-
 /* A job output of rows [lo, hi): one file per region it spans, or (straddle)
  * one file for all of them, which the load must split. */
 static void
@@ -187,7 +74,7 @@ make_job(const char *job, int lo, int hi, int64_t ts, int straddle)
     mkdir(p, 0755);
     if (straddle) {
         snprintf(p, sizeof p, "%s/cf/all", job);
-        write_hfile(p, lo, hi, ts);
+        tjob_write_hfile(p, lo, hi, ts);
     } else {
         static const int bounds[] = {0, 1000, 2000, 1000000};
         for (int r = 0; r < 3; r++) {
@@ -196,38 +83,13 @@ make_job(const char *job, int lo, int hi, int64_t ts, int straddle)
             if (a >= b)
                 continue;
             snprintf(p, sizeof p, "%s/cf/part-%d", job, r);
-            write_hfile(p, a, b, ts);
+            tjob_write_hfile(p, a, b, ts);
         }
     }
     snprintf(p, sizeof p, "%s/_SUCCESS", job);
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fclose(f);
-}
-
-/* Order-independent digest of a file's cells; fails the test on any error. */
-static uint64_t
-file_digest(const char *path, uint64_t *cells)
-{
-    hfile_reader *rd;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(hfile_reader_open(path, NULL, &rd, &err), &err);
-    hfile_iter *it = hfile_iter_new(rd);
-    uint64_t d = 0;
-    tu_must(hfile_iter_seek_first(it, &err), &err);
-    while (hfile_iter_valid(it)) {
-        const kiln_cell *c = hfile_iter_cell(it);
-        uint64_t h = store_rec_fnv64(STORE_REC_FNV64_INIT, c->row, c->row_len);
-        h = store_rec_fnv64(h, c->value, c->value_len);
-        h = store_rec_fnv64(h, &c->ts, sizeof c->ts);
-        d += h;
-        (*cells)++;
-        tu_must(hfile_iter_next(it, &err), &err);
-    }
-    hfile_iter_free(it);
-    hfile_reader_close(rd);
-    return d;
 }
 
 /* Every file of m present with its size and every cell readable. */
@@ -249,7 +111,7 @@ manifest_digest(const kiln_table *t, const manifest *m)
                     fail_msg("version %llu: %s: size %lld, manifest says %llu",
                              (unsigned long long)m->version, p, (long long)sb.st_size,
                              (unsigned long long)reg->files[f].size);
-                d += file_digest(p, &cells);
+                d += tjob_file_digest(p, &cells);
             }
         }
     }
@@ -276,7 +138,7 @@ reopen(void)
     tu_must(st, &err);
     vs.exists = 1;
     kiln_schema want;
-    schema_of_t(&want);
+    tjob_schema_t(&want);
     assert_string_equal(table_schema(t)->name, want.name);
     assert_int_equal(table_schema(t)->split_count, want.split_count);
     assert_int_equal(table_schema(t)->family_count, 1);
@@ -352,7 +214,7 @@ base_state(op_kind op)
     if (op == OP_CREATE)
         return;
     kiln_schema s;
-    schema_of_t(&s);
+    tjob_schema_t(&s);
     kiln_err err;
     status_clear(&err);
     tu_must(table_create(data, &s, &err), &err);
@@ -383,7 +245,7 @@ run_op(op_kind op, kiln_err *err)
     kiln_status st;
     switch (op) {
     case OP_CREATE:
-        schema_of_t(&s);
+        tjob_schema_t(&s);
         st = table_create(data, &s, err);
         schema_free(&s);
         return st;
@@ -512,7 +374,7 @@ check_after_cut(op_kind op, long k, const view_state *before, const view_state *
     status_clear(&err);
     if (op == OP_CREATE && !now.exists) {
         kiln_schema s;
-        schema_of_t(&s);
+        tjob_schema_t(&s);
         tu_must(table_create(data, &s, &err), &err);
         schema_free(&s);
     }
@@ -761,7 +623,7 @@ setup(void **state)
     make_job(js, 800, 2200, 400, 1);
     make_job(jr, 3000, 3100, 500, 0);
     make_job(ji, 200, 2600, 600, 0);
-    write_index(ji, 200, 2600, 600);
+    tjob_write_index(ji, 200, 2600, 600);
     return 0;
 }
 

@@ -1,0 +1,23 @@
+/* job_fixture.h -- the job outputs the bulk-load crash and power-loss tests
+ * load: table default:t (family cf, regions split at r01000 and r02000),
+ * rows r00000.. with cf:q = "v<ts>.<i>", and the index by_v on cf:q.
+ * Every helper fails the running cmocka test on an error.
+ */
+#ifndef KILN_TESTS_SUPPORT_JOB_FIXTURE_H
+#define KILN_TESTS_SUPPORT_JOB_FIXTURE_H
+
+#include <stdint.h>
+
+#include "storage/schema.h"
+
+/* The schema of default:t. */
+void tjob_schema_t(kiln_schema *s);
+/* One HFile of rows [lo, hi) at timestamp ts. */
+void tjob_write_hfile(const char *path, int lo, int hi, int64_t ts);
+/* The index by_v of rows [lo, hi): its schema record and one HFile of index
+ * rows under job/_index/by_v/. */
+void tjob_write_index(const char *job, int lo, int hi, int64_t ts);
+/* Order-independent digest of an HFile's cells; adds their count to *cells. */
+uint64_t tjob_file_digest(const char *path, uint64_t *cells);
+
+#endif
