@@ -104,7 +104,7 @@ same_output() {
 clean_everywhere() {
   local h left
   for h in "${CLUSTER_HOSTS[@]}"; do
-    left=$(find "$(cluster_tmp "$h")" -mindepth 1 -maxdepth 1 -name 'kiln*' 2>/dev/null)
+    left=$(cluster_tmp_left "$h" 'kiln*')
     [ -z "$left" ] || { echo "left on $h: $left" >> "$W/job.err"; return 1; }
   done
   left=$(find "$W" -maxdepth 2 -name '*._temporary.*')

@@ -17,7 +17,14 @@
 #   cluster_exec H CMD run CMD on host H (with this shell's environment)
 #   cluster_bind H SRC DST   on host H, DST shows SRC (later commands)
 #   cluster_tmp H      the directory that is host H's /tmp
+#   cluster_tmp_left H PATTERN   what matches PATTERN at the top of host H's
+#                      /tmp, less the mount points of shared paths (below)
 #   cluster_down       remove the hosts and the harness directory
+#
+# The shared file system is everything but /tmp. When the checkout or the
+# harness directory itself lives under /tmp (a clone in /tmp/x), each host
+# keeps seeing it at the same path: its directory is bound back over the
+# host's private /tmp, on a mount point made when the hosts are.
 
 CLUSTER=
 CLUSTER_HOSTS=()
@@ -69,6 +76,21 @@ cluster_up() {
     printf '/etc/hosts %s/hosts\n' "$CLUSTER" >> "$CLUSTER/$h/binds"
     echo "$h" > "$CLUSTER/$h/etc/hostname"
   done
+  # Shared paths under /tmp that a host's private /tmp would hide.
+  : > "$CLUSTER/keep"
+  : > "$CLUSTER/keep-tops"
+  local p real
+  for p in "$PWD" "$base"; do
+    real=$(realpath -m "$p")
+    case $real in
+      /tmp/?*)
+        grep -qxF "$real" "$CLUSTER/keep" && continue
+        echo "$real" >> "$CLUSTER/keep"
+        real=${real#/tmp/}
+        echo "${real%%/*}" >> "$CLUSTER/keep-tops"
+        for h in "${CLUSTER_HOSTS[@]}"; do mkdir -p "$CLUSTER/$h/tmp/$real"; done ;;
+    esac
+  done
   echo "$_cluster_tag" > "$CLUSTER/tag"
   _cluster_write_ssh
 }
@@ -84,7 +106,19 @@ h=$1; shift
 [ -f "$dir/$h/binds" ] || { echo "ssh: Could not resolve hostname $h" >&2; exit 255; }
 ns="kiln$(cat "$dir/tag")-$h"
 exec ip netns exec "$ns" unshare --mount --uts --propagation private /bin/bash -c '
-  while read -r dst src; do mount --bind "$src" "$dst" || exit 255; done < "$0/$1/binds"
+  # Shared directories under /tmp are opened before /tmp is covered, then
+  # bound back through those descriptors.
+  keep=()
+  while read -r p; do exec {fd}<"$p" || exit 255; keep+=("$fd:$p"); done < "$0/keep"
+  while read -r dst src; do
+    mount --bind "$src" "$dst" || exit 255
+    if [ "$dst" = /tmp ]; then
+      for k in "${keep[@]}"; do
+        mount --no-canonicalize --bind "/proc/self/fd/${k%%:*}" "${k#*:}" || exit 255
+      done
+    fi
+  done < "$0/$1/binds"
+  for k in "${keep[@]}"; do eval "exec ${k%%:*}<&-"; done
   hostname "$1"
   shift
   exec "$@"' "$dir" "$h" "$@"
@@ -114,6 +148,11 @@ cluster_exec() { local h=$1; shift; "$CLUSTER/enter" "$h" "$@"; }
 cluster_bind() { printf '%s %s\n' "$3" "$2" >> "$CLUSTER/$1/binds"; }
 
 cluster_tmp() { echo "$CLUSTER/$1/tmp"; }
+
+cluster_tmp_left() {
+  find "$CLUSTER/$1/tmp" -mindepth 1 -maxdepth 1 -name "$2" 2>/dev/null |
+    grep -vxF -f <(sed "s|^|$CLUSTER/$1/tmp/|" "$CLUSTER/keep-tops")
+}
 
 cluster_down() {
   [ -n "$_cluster_tag" ] || return 0
