@@ -117,6 +117,7 @@ hostfile=""
 hosts=""
 timeout=""
 mpi_extra=()
+mpi_map=()      # the ranks' mapping and binding: not for the sweep, which maps its own
 forward=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -131,7 +132,7 @@ while [ $# -gt 0 ]; do
       need "$1" $#
       mpi_extra+=(--mca btl_tcp_if_include "$2" --mca oob_tcp_if_include "$2"); shift 2 ;;
     --map-by|--bind-to|--rank-by)
-      need "$1" $#; mpi_extra+=("$1" "$2"); shift 2 ;;
+      need "$1" $#; mpi_map+=("$1" "$2"); shift 2 ;;
     -x) need "$1" $#; forward+=("$2"); shift 2 ;;
     --mpi-arg) need "$1" $#; mpi_extra+=("$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -228,7 +229,7 @@ done
 for v in "${forward[@]}"; do
   args+=(-x "$v")
 done
-args+=("${mpi_extra[@]}")
+args+=("${mpi_extra[@]}" "${mpi_map[@]}")
 
 # Spill files go to a directory of this run on every host; afterwards,
 # whatever happened to the ranks (a killed rank cannot clean up after

@@ -409,9 +409,20 @@ mr_job_settings(mr_job *job, kiln_err *err)
         job->kill_phase = MR_PHASE_MAP;
     else if (strcmp(kphase, "shuffle") == 0)
         job->kill_phase = MR_PHASE_SHUFFLE;
+    else if (strcmp(kphase, "commit") == 0)
+        job->kill_phase = MR_PHASE_DONE;
     else
-        return status_set(err, KILN_INVALID, "kiln.test.kill.phase: '%s' is not map or shuffle",
-                          kphase);
+        return status_set(err, KILN_INVALID,
+                          "kiln.test.kill.phase: '%s' is not map, shuffle or commit", kphase);
+    /* What a rank's environment holds, as it started (remote ranks start
+     * with what the launcher forwarded). */
+    const char *env_name = mr_conf_get(conf, "kiln.test.env", NULL);
+    if (env_name != NULL) {
+        const char *v = getenv(env_name);
+        fprintf(stderr, "kiln-mr: rank %d (%s): test hook kiln.test.env: %s=%s\n",
+                job->comm.rank, job->comm.host, env_name, v != NULL ? v : "(unset)");
+        fflush(stderr);
+    }
     if (enospc_rank == job->comm.rank)
         env_fault_arm(ENV_OP_WRITE, enospc_after, ENOSPC);
     return KILN_OK;
@@ -1043,8 +1054,10 @@ mr_job_commit(mr_job *job, kiln_err *err)
          * leaves an output directory without it. */
         if (s == KILN_OK)
             s = mr_output_write_file(job->tmp_out, "_SUCCESS", "", 0, err);
-        if (s == KILN_OK)
+        if (s == KILN_OK) {
+            mr_job_kill_point(job, MR_PHASE_DONE, 0);   /* everything written, not yet published */
             s = mr_output_commit(job->tmp_out, job->output, err);
+        }
     }
     return mr_comm_agree(&job->comm, s, err);
 }
