@@ -102,6 +102,37 @@ check("unknown filter 400 names it", st == 400 and b"NoSuchFilter" in body, body
 check("PUT of a cell 403", call("PUT", "/plain/r0001/f:q", body=b"{}", ctype="application/json")[0] == 403)
 check("DELETE of a row 403", call("DELETE", "/plain/r0001")[0] == 403)
 
+# errors: HBase's text/plain bodies for every representation but JSON
+XML, PB, RAW = "text/xml", "application/x-protobuf", "application/octet-stream"
+flt_q = "/plain/*?filter=" + urllib.parse.quote('{"type":"NoSuchFilter"}')
+for acc in (XML, PB, RAW):
+    for what, method, path, want in [
+            ("absent row", "GET", "/plain/nope/f:q", b"Not found\r\n"),
+            ("absent table", "GET", "/nope/schema", b"Not found\r\n"),
+            ("absent scanner", "GET", "/plain/scanner/123456", b"Not found\r\n"),
+            ("PUT of a cell", "PUT", "/plain/r0001/f:q", b"Forbidden\r\n"),
+            ("DELETE of a row", "DELETE", "/plain/r0001", b"Forbidden\r\n")]:
+        st, h, body = call(method, path, acc, body=b"x" if method == "PUT" else None,
+                           ctype="application/octet-stream" if method == "PUT" else None)
+        check(f"{what} as {acc}: HBase's text", st == int(want[:1] == b"N" and 404 or 403)
+              and h.get("Content-Type") == "text/plain" and body == want, (st, h.get("Content-Type"), body))
+    st, h, body = call("GET", flt_q, acc)
+    lines = body.split(b"\r\n")
+    check(f"400 as {acc}: phrase line, one detail line", st == 400 and h.get("Content-Type") == "text/plain"
+          and len(lines) == 3 and lines[0] == b"Bad request" and b"NoSuchFilter" in lines[1] and lines[2] == b"", (st, body))
+st, h, body = call("PUT", "/plain/scanner", PB, body=b"\x0a\xff", ctype=PB)
+lines = body.split(b"\r\n")
+check("bad protobuf scanner body: HBase's 400 text", st == 400 and h.get("Content-Type") == "text/plain"
+      and lines[0] == b"Bad request" and len(lines) == 3 and lines[2] == b"", (st, body))
+st, h, body = call("GET", "/plain/*?filter=" + urllib.parse.quote(json.dumps({"type": "Bad\r\nName"})), XML)
+check("a detail line never splits on a CR or LF of the request", st == 400 and body.count(b"\r\n") == 2
+      and body.count(b"\n") == 2 and b"Bad  Name" in body, (st, body))
+for acc in (None, "application/json"):
+    st, h, body = call("GET", "/plain/nope", acc)
+    j = json.loads(body) if h.get("Content-Type") == "application/json" else {}
+    check(f"404 as JSON ({acc}): Kiln's error object", st == 404 and j.get("status") == 404
+          and isinstance(j.get("code"), str) and isinstance(j.get("message"), str), (st, body))
+
 # a row named count is a row
 st, _, _ = call("GET", "/plain/count")
 check("a row named count is not a route", st == 404)
