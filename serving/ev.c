@@ -271,6 +271,9 @@ ev_run_timers(ev_loop *l)
         l->timers[k].when_ms = ev_clock_ms(l) + next;
         i = k + 1;
     }
+    /* measured from after the callbacks: one that ran long (a resumed
+     * request's turn) must not make the loop sleep that long again */
+    now = l->now_ms;
     long wait = -1;
     for (size_t i = 0; i < l->ntimers; i++) {
         long d = (long)(l->timers[i].when_ms - now);

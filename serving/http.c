@@ -434,12 +434,16 @@ http_status_text(int status)
 {
     switch (status) {
     case 200: return "OK";
+    case 201: return "Created";
     case 204: return "No Content";
     case 400: return "Bad Request";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 406: return "Not Acceptable";
     case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
     case 431: return "Request Header Fields Too Large";

@@ -67,8 +67,39 @@ http_api_reply_init(http_api *a, http_api_reply *out, metrics_route route)
     out->body = &a->body;
 }
 
-/* JSON clients get {"status":..,"code":..,"message":..}; XML and protobuf
- * clients get HBase's plain-text form ("Not Found: message"). */
+/* The first line of an error's text/plain body: HBase's gateway writes
+ * "Not found", "Bad request", "Forbidden", "Gone" and "Unavailable"
+ * (ResourceBase, RowResource, ScannerResource); the statuses it never
+ * writes itself get the reason phrase in the same sentence case. */
+static const char *
+http_api_text_phrase(int status)
+{
+    switch (status) {
+    case 400: return "Bad request";
+    case 403: return "Forbidden";
+    case 404: return "Not found";
+    case 405: return "Method not allowed";
+    case 406: return "Not acceptable";
+    case 408: return "Request timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "Content too large";
+    case 414: return "URI too long";
+    case 431: return "Request header fields too large";
+    case 500: return "Internal server error";
+    case 501: return "Not implemented";
+    case 503: return "Unavailable";
+    case 505: return "HTTP version not supported";
+    default:  return "Error";
+    }
+}
+
+/* Clients that ask for JSON (or nothing) get Kiln's error object
+ * {"status":..,"code":..,"message":..}, which kiln's CLI reads. XML,
+ * protobuf and raw-cell clients get HBase's text/plain form, byte for
+ * byte: the phrase line, then the detail on one line, each ended by CRLF.
+ * 403 and 404 carry the phrase alone, as HBase answers a write to a
+ * read-only gateway and a missing row or scanner. */
 void
 http_api_fail(http_api *a, http_api_reply *out, int status, const char *code, const char *fmt,
               ...)
@@ -83,12 +114,18 @@ http_api_fail(http_api *a, http_api_reply *out, int status, const char *code, co
     out->has_timestamp = 0;
     out->location = NULL;
     out->body = &a->body;
-    if (a->rq.rep == HTTP_REP_XML || a->rq.rep == HTTP_REP_PB) {
+    if (a->rq.rep != HTTP_REP_JSON) {
         out->content_type = "text/plain";
-        json_raw(&a->body, http_status_text(status));
-        json_raw(&a->body, ": ");
-        json_raw(&a->body, msg);
+        json_raw(&a->body, http_api_text_phrase(status));
         json_raw(&a->body, "\r\n");
+        if (status != 403 && status != 404 && msg[0] != '\0') {
+            /* one line: a decoded row key or path may hold CR, LF or NUL */
+            for (char *c = msg; *c != '\0'; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                    *c = ' ';
+            json_raw(&a->body, msg);
+            json_raw(&a->body, "\r\n");
+        }
         return;
     }
     out->content_type = "application/json";

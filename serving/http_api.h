@@ -26,8 +26,13 @@
  * application/x-protobuf, application/octet-stream (one cell). Path
  * segments are decoded as http_req.c describes. Every table response
  * carries X-Kiln-Version, the version it was read from. Errors are one line
- * of JSON, {"status":404,"code":"no_row","message":"..."}, or HBase's
- * plain text for XML and protobuf clients.
+ * of JSON, {"status":404,"code":"no_row","message":"..."}, for JSON
+ * clients, and HBase's text/plain form ("Not found\r\n", "Bad
+ * request\r\nDETAIL\r\n") for the other representations.
+ *
+ * A request holds its worker for deadline_ms at most. A stateless scan
+ * stops there; a scanner GET that has rows answers them, and one that has
+ * none yet yields (out->yield) and is called again later.
  *
  * Thread-safety: an http_api belongs to one worker thread; the env is
  * shared (its scanner registry is thread-safe).
@@ -86,6 +91,10 @@ typedef struct http_api_reply {
     const char *allow;            /* Allow header (405) */
     const char *location;         /* Location header (201), the api's; NULL if none */
     kbuf *body;                   /* the api's buffer, valid until the next call */
+    /* Not answered yet (a scanner GET that found nothing within the
+     * deadline): nothing is to be sent; call http_api_handle again with the
+     * same request on a later turn and it goes on where it stopped. */
+    int yield;
 } http_api_reply;
 
 typedef struct http_api http_api;
@@ -93,7 +102,7 @@ typedef struct http_api http_api;
 http_api *http_api_new(const http_api_env *env, views_reader *reader, views_ctx *ctx);
 void http_api_free(http_api *a);   /* a may be NULL */
 
-/* Answer one parsed request. */
+/* Answer one parsed request (or ask to be called again: out->yield). */
 void http_api_handle(http_api *a, const http_request *req, http_api_reply *out);
 /* An error reply (JSON body) for a request that could not be parsed. */
 void http_api_error(http_api *a, int status, const char *code, const char *message,

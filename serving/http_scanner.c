@@ -8,6 +8,12 @@
  * version), its filter, and the row it is in the middle of: a batch counts
  * cells, so a row can end one batch and start the next. Nothing grows with
  * the number of requests; closing a scanner frees all it holds.
+ *
+ * A GET holds its worker for the request deadline at most: at the deadline
+ * it answers the rows it has (a short batch), or, with none yet, yields
+ * (http_api_reply.yield) and is asked again on a later turn of the
+ * worker's loop, going on from the scanner's place. It never answers an
+ * empty 200, which clients take for the end of the scan: 204 only there.
  */
 #include "serving/http_scanner.h"
 
@@ -195,6 +201,7 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     so.read.ts_min = sp->start_time;
     so.read.ts_max = sp->end_time > 0 ? sp->end_time : INT64_MAX;
     so.limit = f == NULL ? (uint64_t)sp->limit : 0;
+    so.max_skipped = HTTP_API_SKIP_BATCH;   /* so that a GET can watch the clock */
     if (store_scan_open(views_entry_view(e), &so, &sc->scan, &err) != KILN_OK) {
         http_api_fail_status(a, out, &err);
         goto out;
@@ -329,10 +336,13 @@ http_scanner_delete(http_api *a, http_api_reply *out)
     out->content_type = "text/plain";
 }
 
-/* Load the next row that has cells to send. 0 at the end, -1 on error. */
+/* Load the next row that has cells to send: 1, or 0 at the end, -1 on
+ * error, 2 when the clock passed `deadline` while passing over rows
+ * without cells to send (the scan keeps its place for the next call). */
 static int
-http_scanner_fill(http_scanner *sc, kiln_err *err)
+http_scanner_fill(http_scanner *sc, int64_t deadline, kiln_err *err)
 {
+    unsigned passed = 0;
     while (!sc->ended) {
         if (sc->limit > 0 && sc->rows >= sc->limit) {
             sc->ended = 1;
@@ -342,6 +352,13 @@ http_scanner_fill(http_scanner *sc, kiln_err *err)
         if (store_scan_next(sc->scan, &sc->row, &has, err) != KILN_OK)
             return -1;
         if (!has) {
+            kslice resume;
+            if (store_scan_yielded(sc->scan, &resume)) {
+                /* max_skipped rows without a cell in the asked columns */
+                if (http_scanner_now_ms() > deadline)
+                    return 2;
+                continue;
+            }
             sc->ended = 1;
             break;
         }
@@ -356,8 +373,11 @@ http_scanner_fill(http_scanner *sc, kiln_err *err)
             sc->row.cells = sc->cells;
             if (done)
                 sc->ended = 1;   /* this row is the last (PageFilter full) */
-            if (sc->row.count == 0)
+            if (sc->row.count == 0) {
+                if ((++passed & 15) == 0 && !sc->ended && http_scanner_now_ms() > deadline)
+                    return 2;
                 continue;
+            }
         }
         sc->rows++;
         sc->pos = 0;
@@ -382,19 +402,29 @@ http_scanner_next(http_api *a, http_api_reply *out)
     http_cellset_begin(&cs, rep, &a->body);
     int64_t left = sc->batch;
     uint64_t rows = 0;
+    int64_t deadline = http_scanner_now_ms() + a->env->deadline_ms;
     kiln_err err;
     status_clear(&err);
     while (left > 0) {
         if (!sc->has_row) {
             if (q->n > 0 && rows == q->n)
                 break;
-            int r = http_scanner_fill(sc, &err);
+            int r = http_scanner_fill(sc, deadline, &err);
             if (r < 0) {
                 http_api_fail_status(a, out, &err);
                 goto out;
             }
             if (r == 0)
                 break;
+            if (r == 2) {
+                if (cs.rows > 0)
+                    break;   /* a short batch: what was found by the deadline */
+                /* Nothing yet, and an empty 200 would read as the end to a
+                 * client: give the worker back and go on at a later turn. */
+                out->yield = 1;
+                buf_reset(&a->body);
+                goto out;
+            }
         }
         size_t n = sc->row.count - sc->pos;
         if ((int64_t)n > left)

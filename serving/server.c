@@ -7,6 +7,13 @@
  * the client's leftover bytes read and dropped until it closes or the
  * linger time passes), closed. Every request's latency is measured from
  * having its bytes complete to its response being queued.
+ *
+ * A request the API could not finish within the request deadline (a
+ * scanner GET that found nothing yet: http_api_reply.yield) suspends its
+ * connection: the request stays at the front of the read buffer, reading
+ * stops, and a zero-delay timer hands the worker's suspended connections
+ * one more turn each per loop turn, between the other connections' events,
+ * until the request is answered (or its client goes away).
  */
 #include "serving/server.h"
 
@@ -62,6 +69,8 @@ typedef struct conn {
     int64_t linger_until;
     int paused;                  /* reading stopped while output drains */
     int64_t req_start_ms;        /* when the buffered, unfinished request began */
+    int suspended;               /* the first buffered request yielded; resumed by a timer */
+    uint64_t held_ns;            /* when the suspended request was first handled */
     int counted;                 /* counted in s->clients under peer */
     uint8_t peer[CLIENTS_KEY_LEN];
     int db;                      /* RESP database */
@@ -87,6 +96,8 @@ struct worker {
     kslice *argv;
     conn head;                   /* sentinel of the connection list */
     size_t nconns;
+    size_t nsuspended;           /* connections with suspended requests */
+    long long resume_timer;      /* the timer resuming them; 0 if none */
     char date[64];               /* "Date: ...\r\n" */
     size_t date_len;
     int64_t last_sweep_ms;
@@ -172,6 +183,8 @@ conn_close(conn *c)
     close(c->fd);
     if (c->counted)
         clients_leave(w->s->clients, c->peer);
+    if (c->suspended)
+        w->nsuspended--;
     c->prev->next = c->next;
     c->next->prev = c->prev;
     w->nconns--;
@@ -330,18 +343,40 @@ conn_http_fail(conn *c, int status, const char *reason)
     metrics_observe(c->w->m, ROUTE_OTHER, status, server_now_ns() - t0);
 }
 
+static long worker_resume(ev_loop *l, long long id, void *data);
+
+/* The request the API yielded on goes on at a later turn (worker_resume);
+ * meanwhile nothing more is read from the client. */
+static void
+conn_suspend(conn *c, uint64_t t0)
+{
+    worker *w = c->w;
+    c->suspended = 1;
+    c->held_ns = t0;
+    w->nsuspended++;
+    ev_del(w->loop, c->fd, EV_READABLE);
+    if (w->resume_timer == 0)
+        w->resume_timer = ev_timer_add(w->loop, 0, worker_resume, w);
+}
+
 /* Answer the complete requests in the read buffer. */
 static void
 conn_http_process(conn *c)
 {
     worker *w = c->w;
     size_t pos = 0;
+    if (c->suspended)
+        return;   /* only the resume timer goes on with it */
     while (!c->closing && pos < c->rlen && c->out.len - c->out_pos <= SERVER_OUT_HIGH) {
         size_t head = http_head_end(c->rbuf + pos, c->rlen - pos, &c->scan);
         if (head == 0)
             break;
         c->scan = 0;
         uint64_t t0 = server_now_ns();
+        if (c->held_ns != 0) {   /* the suspended request, at the front again */
+            t0 = c->held_ns;
+            c->held_ns = 0;
+        }
         http_request req;
         http_error e;
         if (http_parse_request(c->rbuf + pos, head, w->headers, (size_t)w->s->cfg.max_headers,
@@ -384,6 +419,10 @@ conn_http_process(conn *c)
         }
         http_api_reply r;
         http_api_handle(w->api, &req, &r);
+        if (r.yield) {
+            conn_suspend(c, t0);
+            break;   /* the request stays in the buffer, at pos */
+        }
         int keep = req.keep_alive && !w->draining;
         conn_http_reply(c, &r, keep, req.head_only, req.version_minor);
         metrics_observe(w->m, r.route, r.status, server_now_ns() - t0);
@@ -482,8 +521,8 @@ conn_pump(conn *c)
         conn_process(c);
         if (conn_flush(c) != 0)
             return -1;
-        if (c->closing || c->paused || c->out_pos < c->out.len || c->rlen == 0 ||
-            c->rlen == before)
+        if (c->closing || c->paused || c->suspended || c->out_pos < c->out.len ||
+            c->rlen == 0 || c->rlen == before)
             return 0;
     }
 }
@@ -502,7 +541,8 @@ conn_on_event(ev_loop *l, int fd, void *data, int mask)
         if (c->out_pos == c->out.len) {
             if (c->paused) {
                 c->paused = 0;
-                ev_add(l, c->fd, EV_READABLE, conn_on_event, c, NULL);
+                if (!c->suspended)
+                    ev_add(l, c->fd, EV_READABLE, conn_on_event, c, NULL);
             }
             /* Requests that arrived while output was queued are already
              * buffered: no read event will come for them. */
@@ -524,6 +564,10 @@ conn_on_event(ev_loop *l, int fd, void *data, int mask)
     }
     if (c->closing)
         return;
+    if (c->suspended) {   /* reading goes on once the request is answered */
+        ev_del(l, c->fd, EV_READABLE);
+        return;
+    }
     if (c->rlen == c->rcap) {
         size_t ncap = c->rcap * 2;
         if (ncap > w->s->cfg.max_request_bytes)
@@ -732,7 +776,8 @@ worker_sweep(worker *w, int64_t now)
         /* A request trickling in a byte at a time is never idle: it gets
          * request_ms from its first byte to its last. */
         int late = c->rlen > 0 && !c->closing && !c->lingering && !c->paused &&
-                   c->out_pos == c->out.len && now - c->req_start_ms > request_ms;
+                   !c->suspended && c->out_pos == c->out.len &&
+                   now - c->req_start_ms > request_ms;
         if (late) {
             if (c->proto == CONN_HTTP) {
                 conn_http_fail(c, 408, "request not completed within the request timeout");
@@ -760,6 +805,54 @@ worker_sweep(worker *w, int64_t now)
         }
         c = next;
     }
+}
+
+/* Has the client of a suspended connection gone (closed or reset)? Its
+ * pipelined bytes, if any, stay unread. */
+static int
+conn_peer_gone(conn *c)
+{
+    uint8_t b;
+    ssize_t n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* Give each suspended connection one more turn: its request goes on (and
+ * maybe suspends again); once answered, the connection reads again. Runs
+ * on every loop turn while any is suspended. */
+static long
+worker_resume(ev_loop *l, long long id, void *data)
+{
+    worker *w = data;
+    (void)id;
+    for (conn *c = w->head.next; c != &w->head && w->nsuspended > 0;) {
+        conn *next = c->next;
+        if (!c->suspended) {
+            c = next;
+            continue;
+        }
+        c->suspended = 0;
+        w->nsuspended--;
+        c->last_ms = ev_now_ms(l);
+        if (conn_peer_gone(c)) {
+            conn_close(c);
+            c = next;
+            continue;
+        }
+        views_reader_refresh(w->reader);
+        if (conn_pump(c) != 0) {
+            c = next;
+            continue;
+        }
+        if (!c->suspended && !c->paused && !c->closing && !c->lingering &&
+            !(ev_mask(l, c->fd) & EV_READABLE))
+            ev_add(l, c->fd, EV_READABLE, conn_on_event, c, NULL);
+        c = next;
+    }
+    if (w->nsuspended > 0)
+        return 0;
+    w->resume_timer = 0;
+    return EV_TIMER_STOP;
 }
 
 static long

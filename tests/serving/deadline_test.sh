@@ -6,7 +6,8 @@
 # 503, a paged one answers what it has with next_startrow and its pages
 # reach the end, and count=true resumes the same way. The full time of the
 # scans is measured first, with a deadline too long to matter, as the
-# reference. Prints "N passed, N failed".
+# reference. A stateful scanner's GET yields the worker at the deadline and
+# resumes later, answering 204 only at the true end. Prints "N passed, N failed".
 set -u
 NAME=deadline_test
 # shellcheck source=tests/serving/lib.sh
@@ -81,4 +82,49 @@ check "count=true of a column no row has: 0 after $i resumed pages" bash -c "[ '
 curl -sf "$U/big/*?count=true" > "$T/count"
 check "count=true of the table still counts every row" \
     bash -c "python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j[\"count\"] > 0 else 1)' '$T/count'"
+
+# A stateful scanner is held to the same budget: a GET of a scanner whose
+# filter passes nothing gives the worker back at each deadline and goes on
+# where it stopped on a later turn, so a point Get beside it is answered
+# quickly; the GET itself answers 204 at the true end, never an empty 200
+# (clients take an empty batch for the end). A filter that passes only the
+# last row answers that row, then 204. The same for a column no row has.
+# A short deadline here, so that the Gets' wait (a turn or two of the loop,
+# each at most the deadline) is far below the scanner GET's whole time.
+stop_server
+with_deadline 5 || { bad "server did not start"; finish; }
+timed "$U/big/r0000001" > /dev/null
+scanner_new() { # BODY: prints the scanner's path
+    curl -s -D - -o /dev/null -X PUT -H 'Content-Type: application/json' --data-binary "$1" \
+        "$U/big/scanner" | sed -nE 's|^Location: https?://[^/]*(/[^[:space:]]*).*|\1|p'
+}
+NOPE_JSON='{"type":"ValueFilter","op":"EQUAL","comparator":{"type":"BinaryComparator","value":"bm9wZQ=="}}'
+LAST_JSON='{"type":"ValueFilter","op":"EQUAL","comparator":{"type":"BinaryComparator","value":"djE5OTk5OTk="}}'
+fjson() { python3 -c 'import json,sys; print(json.dumps({"batch": 100, "filter": sys.argv[1]}))' "$1"; }
+for what in filter column; do
+    if [ $what = filter ]; then body=$(fjson "$NOPE_JSON"); else body='{"batch":100,"column":["Zjpub3N1Y2g="]}'; fi
+    sp=$(scanner_new "$body")
+    [ -n "$sp" ] || { bad "scanner ($what): PUT gave no Location"; continue; }
+    curl -s -o "$T/sbody" -w '%{http_code} %{time_total}\n' -m 120 "$U$sp" > "$T/sget" &
+    bg=$!
+    sleep 0.02
+    read -r st tget < <(timed "$U/big/r0001234")
+    read -r st_n t_n < <(timed "$U/big/r0001235")
+    wait "$bg"
+    read -r sst stime < "$T/sget"
+    check "scanner ($what passes nothing): point Gets beside its GET answer in ${tget} s and ${t_n} s (the GET took ${stime} s)" \
+        bash -c "[ '$st' = 200 ] && [ '$st_n' = 200 ] && awk -v a='$tget' -v b='$t_n' -v s='$stime' 'BEGIN { exit !(a + b < s / 2) }'"
+    check "scanner ($what passes nothing): its GET answers 204 at the end, not an empty 200 (got $sst, ${stime} s)" \
+        test "$sst" = 204
+    curl -s -o /dev/null -X DELETE "$U$sp"
+done
+sp=$(scanner_new "$(fjson "$LAST_JSON")")
+got=
+for i in $(seq 10); do
+    read -r st t < <(timed "$U$sp")
+    [ "$st" = 204 ] && break
+    got="$got $st:$(python3 -c 'import json,sys,base64; print(",".join(base64.b64decode(r["key"]).decode() for r in json.load(open(sys.argv[1]))["Row"]))' "$T/body" 2>/dev/null)"
+done
+check "scanner passing only the last row: that row, then 204 (got${got} then $st)" test "$got" = " 200:r1999999" -a "$st" = 204
+curl -s -o /dev/null -X DELETE "$U$sp"
 finish

@@ -21,7 +21,8 @@ protoc -I"$ROOT/tests/serving" --python_out="$T" "$ROOT/tests/serving/hbase_rest
 "$KILN" create ns1:users --family info:versions=3 --split g --split 'm\x00' >/dev/null
 "$KILN" create plain --family f --split r0075 --split r0150 --split r0225 >/dev/null
 mkdir -p "$T/j1/info" "$T/j2/f"
-printf 'alice\tinfo:name\t100\tPut\tAlice\nalice\tinfo:name\t90\tPut\tAl\nbob\tinfo:name\t100\tPut\tBob\n' |
+# rows named like Kiln's query parameters and routes (count, paged, ...) are rows
+printf 'alice\tinfo:name\t100\tPut\tAlice\nalice\tinfo:name\t90\tPut\tAl\nbob\tinfo:name\t100\tPut\tBob\ncount\tinfo:name\t7\tPut\tc-row\nhealthz\tinfo:name\t7\tPut\th-row\nindex\tinfo:name\t7\tPut\ti-row\npaged\tinfo:name\t7\tPut\tp-row\n' |
     "$KILN" hfile write "$T/j1/info/p" --family info >/dev/null
 for i in $(seq 0 299); do printf 'r%04d\tf:q\t5\tPut\tone-%d\n' "$i" "$i"; done |
     "$KILN" hfile write "$T/j2/f/p" --family f >/dev/null
