@@ -5,7 +5,8 @@
 #
 #   make                      install missing packages (scripts/deps.sh), build everything into build/
 #   make test                 build and run the whole test suite
-#   make SANITIZER=address    the same suite under ASan (also: undefined, thread)
+#   make SANITIZER=address    the same suite under ASan (also: undefined; thread runs the
+#                             threaded programs and the server scripts)
 #   make bench                build the benchmark programs
 #   make fuzz                 build the libFuzzer targets (clang)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -154,8 +155,23 @@ $(CLI_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(CLI_LIB
 # other than none because it carries its own ASan build.
 FUZZ_SMOKE := $(if $(SANITIZER),,fuzz)
 
+# Under ThreadSanitizer the suite is the code that runs threads of its own:
+# the block and file caches, the catalog's hot swap, the server's workers and
+# its scripts over loopback; a race report stops the program (halt_on_error).
+# MPI's progress threads are outside what TSan can judge, so the MPI jobs stay
+# with the other builds.
+ifeq ($(SANITIZER),thread)
+TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_hfile_reader \
+  storage/test_store_catalog \
+  serving/test_swap serving/test_server serving/test_wire \
+  tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \
+  tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh
+TEST_ENV := TSAN_OPTIONS="halt_on_error=1 exitcode=66 $$TSAN_OPTIONS"
+endif
+
 test: deps all $(TESTS) $(FUZZ_SMOKE)
-	BUILD=$(BUILD) FUZZ=$(if $(FUZZ_SMOKE),1,0) tests/run_tests.sh
+	BUILD=$(BUILD) FUZZ=$(if $(FUZZ_SMOKE),1,0) KILN_TESTS="$(TEST_SELECTION)" $(TEST_ENV) \
+	  tests/run_tests.sh
 
 deps:
 	@scripts/deps.sh
