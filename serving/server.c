@@ -440,10 +440,10 @@ conn_resp_process(conn *c)
         if (pr == RESP_EMPTY)
             continue;
         uint64_t t0 = server_now_ns();
-        int quit = 0, error = 0;
+        int quit = 0, status = 200;
         metrics_route route = resp_api_handle(w->rapi, w->argv, argc, &c->db, &c->out, &quit,
-                                              &error);
-        metrics_observe(w->m, route, error ? 400 : 200, server_now_ns() - t0);
+                                              &status);
+        metrics_observe(w->m, route, status, server_now_ns() - t0);
         if (quit || w->draining)
             c->closing = 1;
     }
