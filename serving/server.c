@@ -736,10 +736,14 @@ worker_sweep(worker *w, int64_t now)
         if (late) {
             if (c->proto == CONN_HTTP) {
                 conn_http_fail(c, 408, "request not completed within the request timeout");
-                conn_flush(c);
             } else {
-                conn_close(c);
+                /* Say why before closing, as the 408 does over HTTP. */
+                resp_add_error(&c->out, "ERR Protocol error: command not completed within the "
+                                        "request timeout");
+                c->closing = 1;
+                metrics_observe(w->m, ROUTE_RESP_OTHER, 408, 0);
             }
+            conn_flush(c);
             c = next;
             continue;
         }
