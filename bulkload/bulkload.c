@@ -491,9 +491,12 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
         }
         const schema_family *fam =
             schema_find_family(s, (const uint8_t *)f->family, strlen(f->family));
+        table_step(c->t, "staging %zu", i);
         if (f->action == BULKLOAD_SPLIT) {
             st = bulkload_split_file(c->t, c->readers[i], fam, f->region_first, f->region_last,
                                      c->version, &seq, mt, &f->pieces, err);
+            if (st == KILN_OK)
+                table_step(c->t, "staged %zu", i);
             r->split++;
             r->pieces += f->pieces;
             for (size_t g = f->region_first; g <= f->region_last && f->table == 0; g++)
@@ -528,6 +531,7 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
         manifest_region_add_file(&mt->regions[f->region_first], &mf);
         if (f->table == 0)
             touched[f->region_first] = 1;
+        table_step(c->t, "staged %zu", i);
     }
     for (size_t g = 0; g < m->tables[0].region_count; g++)
         r->regions_loaded += touched[g];
@@ -538,7 +542,10 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
     if ((size_t)snprintf(fdir, sizeof fdir, "%s/%s", table_dir(c->t), TABLE_FILES_DIR) >=
         sizeof fdir)
         return status_set(err, KILN_INVALID, "%s: path too long", table_dir(c->t));
-    return env_sync_dir(fdir, err);
+    kiln_status st2 = env_sync_dir(fdir, err);
+    if (st2 == KILN_OK)
+        table_step(c->t, "files synced");
+    return st2;
 }
 
 /* An append must bring the indexes the current version has, no more and no
@@ -626,6 +633,7 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
     kiln_status st = table_open(data_dir, table, &c.t, err);
     if (st != KILN_OK)
         return st;
+    table_set_step_hook(c.t, o->step, o->step_arg);
     const kiln_schema *s = table_schema(c.t);
 
     char job[PATH_MAX], p[PATH_MAX];
@@ -665,9 +673,12 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
     }
     r->fingerprint = fp;
     r->check_ms = bulkload_now_ms() - t0;
+    table_step(c.t, "checked");
 
     if (!o->dry_run && (st = table_lock(c.t, o->lock_wait_ms, err)) != KILN_OK)
         goto out;
+    if (!o->dry_run)
+        table_step(c.t, "locked");
     manifest cur;
     kiln_err e2;
     status_clear(&e2);
@@ -739,9 +750,11 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
         r->unconfirmed = 1;   /* published, durability not confirmed: no GC either */
         goto out;
     }
+    table_step(c.t, "published");
     double t3 = bulkload_now_ms();
     table_gc(c.t, &r->gc, &r->gc_err);
     r->gc_ms = bulkload_now_ms() - t3;
+    table_step(c.t, "collected");
 out:
     bulkload_ctx_free(&c);
     r->total_ms = bulkload_now_ms() - t0;

@@ -68,6 +68,11 @@ typedef struct bulkload_options {
     int no_split;            /* refuse a file that straddles a region boundary */
     int verify;              /* also read and check every block of every file */
     long lock_wait_ms;       /* 0: fail at once if locked; > 0 wait that long; < 0 forever */
+    table_step_fn step;      /* crash-test instrumentation (table.h), NULL by default: called
+                                at "checked", "locked", "staging N" and "staged N" (file N
+                                of the output, 0-based), "files synced", the publish's steps,
+                                "published", the collection's steps and "collected" */
+    void *step_arg;
 } bulkload_options;
 
 void bulkload_options_init(bulkload_options *o);

@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,28 @@ static const char cmd_load_usage_text[] =
 
 /* Exit status of a load that published but could not confirm durability. */
 #define CMD_LOAD_EXIT_UNCONFIRMED 3
+
+/* Crash-test instrumentation, off unless the environment asks for it:
+ * KILN_TEST_STEP_FD=N writes each step of the load (bulkload.h) as one line
+ * to descriptor N; KILN_TEST_STEP_STOP=STEP then stops the process (SIGSTOP)
+ * right after announcing STEP, so a test can kill it at a known point. */
+typedef struct cmd_load_steps {
+    int fd;
+    const char *stop;
+} cmd_load_steps;
+
+static void
+cmd_load_step(void *arg, const char *step)
+{
+    const cmd_load_steps *s = arg;
+    char line[160];
+    int n = snprintf(line, sizeof line, "%s\n", step);
+    if (n > 0 && (size_t)n < sizeof line && write(s->fd, line, (size_t)n) < 0) {
+        /* the test went away; carry on without it */
+    }
+    if (s->stop != NULL && strcmp(s->stop, step) == 0)
+        raise(SIGSTOP);
+}
 
 static void
 cmd_load_region_range(char *out, size_t cap, const bulkload_file *f)
@@ -151,6 +174,15 @@ cmd_load(const cli_globals *g, int argc, char **argv)
     if (g->server != NULL)
         return cli_usage_error("load", "--server is not supported by load; use --data DIR");
     const char *table = argv[optind], *job = argv[optind + 1];
+
+    cmd_load_steps steps = {-1, getenv("KILN_TEST_STEP_STOP")};
+    const char *step_fd = getenv("KILN_TEST_STEP_FD");
+    uint64_t fdn;
+    if (step_fd != NULL && cli_parse_u64(step_fd, &fdn) == 0 && fdn > 2 && fdn < 1024) {
+        steps.fd = (int)fdn;
+        bo.step = cmd_load_step;
+        bo.step_arg = &steps;
+    }
 
     bulkload_result r;
     kiln_err err;

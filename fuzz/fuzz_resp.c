@@ -115,11 +115,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (pr == RESP_EMPTY)
             continue;
         buf_reset(&out);
-        int close = 0, error = 0;
-        resp_api_handle(fuzz_rapi, fuzz_argv, argc, &db, &out, &close, &error);
+        int close = 0, status = 200;
+        resp_api_handle(fuzz_rapi, fuzz_argv, argc, &db, &out, &close, &status);
         if (fuzz_resp_value(out.data, out.len, 0) != out.len)
             abort();
-        if (error != (out.data[0] == '-'))
+        if ((status != 200) != (out.data[0] == '-'))
             abort();
         if (close)
             break;

@@ -276,8 +276,8 @@ mr_job_kill_point(mr_job *job, int phase, int64_t step)
     static const char *const names[] = {"map", "shuffle", "reduce", "commit"};
     static const char *const how[] = {"killed", "stopped", "aborted"};
     fprintf(stderr, "kiln-mr: rank %d (%s): test hook kiln.test.kill.rank: %s in the %s "
-            "phase at step %" PRId64 "\n", job->comm.rank, job->comm.host, how[job->kill_how],
-            names[phase], step);
+            "phase at step %" PRId64 " (pid %ld)\n", job->comm.rank, job->comm.host,
+            how[job->kill_how], names[phase], step, (long)getpid());
     fflush(stderr);
     if (job->kill_how == MR_KILL_ABORT)
         MPI_Abort(MPI_COMM_WORLD, 70);

@@ -147,46 +147,22 @@ http_api_error(http_api *a, int status, const char *code, const char *message,
     http_api_fail(a, out, status, code, "%s", message);
 }
 
-/* A server-side error's text for the client: paths under the data
- * directory relative to it, any other absolute path cut to its last
- * component (the full text goes to the log). */
-static void
-http_api_client_text(const char *data_dir, const char *msg, char *out, size_t cap)
-{
-    size_t dl = strlen(data_dir), o = 0;
-    while (dl > 1 && data_dir[dl - 1] == '/')
-        dl--;
-    for (size_t i = 0; msg[i] != '\0' && o + 1 < cap;) {
-        int starts = msg[i] == '/' && (i == 0 || strchr(" '(\"=", msg[i - 1]) != NULL);
-        if (!starts) {
-            out[o++] = msg[i++];
-            continue;
-        }
-        size_t end = i;
-        while (msg[end] != '\0' && strchr(" ':,)\"", msg[end]) == NULL)
-            end++;
-        size_t from = i;
-        if (end - i > dl && strncmp(msg + i, data_dir, dl) == 0 && msg[i + dl] == '/') {
-            from = i + dl + 1;
-        } else {
-            for (size_t k = i; k < end; k++)
-                if (msg[k] == '/')
-                    from = k + 1;
-        }
-        for (size_t k = from; k < end && o + 1 < cap; k++)
-            out[o++] = msg[k];
-        i = end;
-    }
-    out[o] = '\0';
-}
-
 void
 http_api_fail_status(http_api *a, http_api_reply *out, const kiln_err *err)
 {
     if (err->code != KILN_INVALID && err->code != KILN_NOT_FOUND) {
         char text[STATUS_MSG_MAX];
         slog_error("%s", err->msg[0] ? err->msg : status_name(err->code));
-        http_api_client_text(views_data_dir(a->env->views), err->msg, text, sizeof text);
+        views_client_text(a->env->views, err->msg, text, sizeof text);
+        if (err->code == KILN_CORRUPTION) {
+            char name[SCHEMA_NAME_MAX + 1], raw[SCHEMA_NAME_MAX + 1];
+            size_t n = a->rq.table.n < SCHEMA_NAME_MAX ? a->rq.table.n : SCHEMA_NAME_MAX;
+            memcpy(raw, a->rq.table.p, n);
+            raw[n] = '\0';
+            if (n == 0 || schema_name_canon(raw, name, NULL) != KILN_OK)
+                snprintf(name, sizeof name, "%s", n ? "invalid" : "");
+            metrics_corruption(a->env->metrics, 0, name);
+        }
         http_api_fail(a, out, 500,
                       err->code == KILN_CORRUPTION ? "corruption"
                       : err->code == KILN_IO       ? "io"

@@ -48,6 +48,13 @@ struct metrics {
     uint64_t hist[METRICS_HISTORY][ROUTE_COUNT_ALL];
     double hist_t[METRICS_HISTORY];
     size_t hist_next, hist_count;
+    /* corruption met, by (protocol, table); under mu */
+    struct {
+        char table[128];
+        int resp;
+        uint64_t n;
+    } corrupt[METRICS_CORRUPTION_SERIES + 2];
+    size_t ncorrupt;
 };
 
 static inline void
@@ -124,6 +131,53 @@ metrics_observe(metrics_local *l, metrics_route route, int status, uint64_t ns)
         b++;
     metrics_inc(&l->buckets[route][b], 1);
     metrics_inc(&l->sum_ns[route], ns);
+}
+
+void
+metrics_corruption(metrics *m, int resp, const char *table)
+{
+    if (m == NULL)
+        return;
+    char name[128];
+    snprintf(name, sizeof name, "%s", table != NULL && table[0] != '\0' ? table : "unknown");
+    /* Label values are quoted in the text format: keep them plain. */
+    for (char *p = name; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+            *p = '_';
+    }
+    resp = resp != 0;
+    pthread_mutex_lock(&m->mu);
+    size_t i;
+    for (i = 0; i < m->ncorrupt; i++) {
+        if (m->corrupt[i].resp == resp && strcmp(m->corrupt[i].table, name) == 0)
+            break;
+    }
+    if (i == m->ncorrupt && i >= METRICS_CORRUPTION_SERIES) {
+        snprintf(name, sizeof name, "other");
+        for (i = METRICS_CORRUPTION_SERIES; i < m->ncorrupt; i++) {
+            if (m->corrupt[i].resp == resp)
+                break;
+        }
+    }
+    if (i == m->ncorrupt) {
+        snprintf(m->corrupt[i].table, sizeof m->corrupt[i].table, "%s", name);
+        m->corrupt[i].resp = resp;
+        m->corrupt[i].n = 0;
+        m->ncorrupt++;
+    }
+    m->corrupt[i].n++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+uint64_t
+metrics_corruptions(metrics *m)
+{
+    uint64_t t = 0;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->ncorrupt; i++)
+        t += m->corrupt[i].n;
+    pthread_mutex_unlock(&m->mu);
+    return t;
 }
 
 void
@@ -260,7 +314,9 @@ metrics_render(metrics *m, kbuf *out)
                     len = snprintf(line, sizeof line,
                                    "kiln_resp_commands_total{command=\"%s\",outcome=\"%s\"} "
                                    "%llu\n", metrics_route_names[r] + 5,
-                                   metrics_codes[k] == 200 ? "ok" : "error",
+                                   metrics_codes[k] == 200   ? "ok"
+                                   : metrics_codes[k] >= 500 ? "server_error"
+                                                             : "error",
                                    (unsigned long long)t);
                 }
                 buf_append(out, line, (size_t)len);
@@ -321,4 +377,16 @@ metrics_render(metrics *m, kbuf *out)
                    "kiln_network_bytes_total{direction=\"out\"} %llu\n",
                    (unsigned long long)bin, (unsigned long long)bout);
     buf_append(out, line, (size_t)len);
+    hdr = "# HELP kiln_read_corruption_total Requests that met a corrupt block or file, by "
+          "protocol and table.\n# TYPE kiln_read_corruption_total counter\n";
+    buf_append(out, hdr, strlen(hdr));
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->ncorrupt; i++) {
+        len = snprintf(line, sizeof line,
+                       "kiln_read_corruption_total{proto=\"%s\",table=\"%s\"} %llu\n",
+                       m->corrupt[i].resp ? "resp" : "http", m->corrupt[i].table,
+                       (unsigned long long)m->corrupt[i].n);
+        buf_append(out, line, (size_t)len);
+    }
+    pthread_mutex_unlock(&m->mu);
 }

@@ -52,12 +52,23 @@ void metrics_free(metrics *m);
 /* A new per-thread recorder, owned by m. */
 metrics_local *metrics_local_new(metrics *m);
 
-/* Record one request of route answered with status (HTTP code; for RESP 200
- * or 400 for an error reply) that took ns nanoseconds. */
+/* Record one request of route answered with status (HTTP code; for RESP 200,
+ * 400 for an error reply about the command, 500 for a server-side error --
+ * corruption, I/O) that took ns nanoseconds. */
 void metrics_observe(metrics_local *l, metrics_route route, int status, uint64_t ns);
 /* Connections opened (+1) and closed (-1), and bytes moved. */
 void metrics_conn(metrics_local *l, int delta);
 void metrics_bytes(metrics_local *l, uint64_t in, uint64_t out);
+
+/* One request (over the Redis protocol when resp, else HTTP) that met a
+ * corrupt block or file of table (its canonical name; NULL or "" when not
+ * known). Rare: it takes the lock, from any thread. The first
+ * METRICS_CORRUPTION_SERIES (protocol, table) pairs are counted apart,
+ * later tables under table "other". */
+#define METRICS_CORRUPTION_SERIES 64
+void metrics_corruption(metrics *m, int resp, const char *table);
+/* Corruption met, summed over protocols and tables. */
+uint64_t metrics_corruptions(metrics *m);
 
 /* Name of a route as used in labels ("row", "resp_get"...). */
 const char *metrics_route_name(metrics_route r);
@@ -71,7 +82,8 @@ double metrics_rate(metrics *m, metrics_route r, int secs);
 void metrics_tick(metrics *m);
 
 /* Append the request metrics in Prometheus text format: requests by route
- * and code, latency histograms by route, connections, bytes. */
+ * and code, latency histograms by route, connections, bytes, corruption
+ * met (kiln_read_corruption_total by proto and table). */
 void metrics_render(metrics *m, kbuf *out);
 
 #endif

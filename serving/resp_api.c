@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "serving/resp.h"
+#include "serving/slog.h"
 #include "storage/cell.h"
 
 struct resp_api {
@@ -21,6 +22,7 @@ struct resp_api {
     views_reader *reader;
     views_ctx *ctx;
     kbuf tmp;
+    int server_error;   /* the command met an error of the server's (corruption, I/O) */
 };
 
 kiln_status
@@ -163,9 +165,21 @@ resp_api_lookup(resp_api *a, kslice key, int db, kslice *value, int *found, cons
     kiln_err err;
     status_clear(&err);
     if (views_get(e, a->ctx, row.p, row.n, &o, &r, &err) != KILN_OK) {
+        /* As over HTTP: the log has the full text, the client paths
+         * relative to the data directory. */
+        char text[STATUS_MSG_MAX];
+        const char *msg = err.msg;
+        if (err.code != KILN_INVALID && err.code != KILN_NOT_FOUND) {
+            slog_error("%s", err.msg[0] ? err.msg : status_name(err.code));
+            views_client_text(a->env->views, err.msg, text, sizeof text);
+            msg = text;
+            a->server_error = 1;
+            if (err.code == KILN_CORRUPTION)
+                metrics_corruption(a->env->metrics, 1, views_entry_name(e));
+        }
         buf_reset(&a->tmp);
         buf_append(&a->tmp, "ERR ", 4);
-        buf_append(&a->tmp, err.msg, strlen(err.msg));
+        buf_append(&a->tmp, msg, strlen(msg));
         buf_append_u8(&a->tmp, '\0');
         *why = (const char *)a->tmp.data;
         return -1;
@@ -284,13 +298,13 @@ resp_api_db_number(kslice s, int *out)
 
 metrics_route
 resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out, int *close,
-                int *error)
+                int *status)
 {
     kslice cmd = argv[0];
     size_t before = out->len;
     metrics_route route = ROUTE_RESP_OTHER;
     const char *why = NULL;
-    *error = 0;
+    a->server_error = 0;
     if (resp_arg_is(cmd, "GET")) {
         route = ROUTE_RESP_GET;
         if (argc != 2) {
@@ -410,6 +424,8 @@ resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out
                  (int)(cmd.n > 64 ? 64 : cmd.n), (const char *)cmd.p);
         resp_add_error(out, msg);
     }
-    *error = out->len > before && out->data[before] == '-';
+    *status = !(out->len > before && out->data[before] == '-') ? 200
+              : a->server_error                               ? 500
+                                                              : 400;
     return route;
 }

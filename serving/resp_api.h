@@ -60,9 +60,11 @@ resp_api *resp_api_new(const resp_api_env *env, views_reader *reader, views_ctx 
 void resp_api_free(resp_api *a);   /* a may be NULL */
 
 /* Answer one command (argc >= 1) into out. *db is the connection's
- * database; *close is set by QUIT; *error is set when the reply is an
- * error. Returns the route the command counts under. */
+ * database; *close is set by QUIT; *status is 200 when the reply is not an
+ * error, 500 when it reports an error of the server's (a corrupt file,
+ * counted by metrics_corruption too; I/O), 400 for any other error reply.
+ * Returns the route the command counts under. */
 metrics_route resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out,
-                              int *close, int *error);
+                              int *close, int *status);
 
 #endif

@@ -479,10 +479,10 @@ conn_resp_process(conn *c)
         if (pr == RESP_EMPTY)
             continue;
         uint64_t t0 = server_now_ns();
-        int quit = 0, error = 0;
+        int quit = 0, status = 200;
         metrics_route route = resp_api_handle(w->rapi, w->argv, argc, &c->db, &c->out, &quit,
-                                              &error);
-        metrics_observe(w->m, route, error ? 400 : 200, server_now_ns() - t0);
+                                              &status);
+        metrics_observe(w->m, route, status, server_now_ns() - t0);
         if (quit || w->draining)
             c->closing = 1;
     }
@@ -781,10 +781,14 @@ worker_sweep(worker *w, int64_t now)
         if (late) {
             if (c->proto == CONN_HTTP) {
                 conn_http_fail(c, 408, "request not completed within the request timeout");
-                conn_flush(c);
             } else {
-                conn_close(c);
+                /* Say why before closing, as the 408 does over HTTP. */
+                resp_add_error(&c->out, "ERR Protocol error: command not completed within the "
+                                        "request timeout");
+                c->closing = 1;
+                metrics_observe(w->m, ROUTE_RESP_OTHER, 408, 0);
             }
+            conn_flush(c);
             c = next;
             continue;
         }

@@ -771,6 +771,40 @@ views_stop(views *v)
     v->running = 0;
 }
 
+/* A server-side error's text for the client: paths under the data
+ * directory relative to it, any other absolute path cut to its last
+ * component (the full text goes to the log). */
+void
+views_client_text(const views *v, const char *msg, char *out, size_t cap)
+{
+    const char *data_dir = views_data_dir(v);
+    size_t dl = strlen(data_dir), o = 0;
+    while (dl > 1 && data_dir[dl - 1] == '/')
+        dl--;
+    for (size_t i = 0; msg[i] != '\0' && o + 1 < cap;) {
+        int starts = msg[i] == '/' && (i == 0 || strchr(" '(\"=", msg[i - 1]) != NULL);
+        if (!starts) {
+            out[o++] = msg[i++];
+            continue;
+        }
+        size_t end = i;
+        while (msg[end] != '\0' && strchr(" ':,)\"", msg[end]) == NULL)
+            end++;
+        size_t from = i;
+        if (end - i > dl && strncmp(msg + i, data_dir, dl) == 0 && msg[i + dl] == '/') {
+            from = i + dl + 1;
+        } else {
+            for (size_t k = i; k < end; k++)
+                if (msg[k] == '/')
+                    from = k + 1;
+        }
+        for (size_t k = from; k < end && o + 1 < cap; k++)
+            out[o++] = msg[k];
+        i = end;
+    }
+    out[o] = '\0';
+}
+
 const char *
 views_data_dir(const views *v)
 {

@@ -88,6 +88,11 @@ size_t views_poll(views *v);
 void views_wake(views *v);
 
 const char *views_data_dir(const views *v);
+/* A server-side error's text for a client: paths under the data directory
+ * relative to it, any other absolute path cut to its last component (the
+ * full text belongs in the server log). Writes at most cap bytes, NUL
+ * included. */
+void views_client_text(const views *v, const char *msg, char *out, size_t cap);
 block_cache *views_block_cache(views *v);
 rowcache_pool *views_rowcache_pool(views *v);
 /* Total swaps so far and the current snapshot's generation. */

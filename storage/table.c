@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,29 @@ struct kiln_table {
     char dir[PATH_MAX];
     kiln_schema schema;
     env_file *lock;     /* NULL when the LOCK is not held */
+    table_step_fn step; /* crash-test instrumentation (table_set_step_hook), usually NULL */
+    void *step_arg;
 };
+
+void
+table_set_step_hook(kiln_table *t, table_step_fn fn, void *arg)
+{
+    t->step = fn;
+    t->step_arg = arg;
+}
+
+void
+table_step(kiln_table *t, const char *fmt, ...)
+{
+    if (t->step == NULL)
+        return;
+    char name[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    t->step(t->step_arg, name);
+}
 
 int64_t
 table_now_ms(void)
@@ -596,13 +619,16 @@ table_swap_current(kiln_table *t, const manifest_pointer *ptr, int *published, k
             st = c;
     }
     buf_free(&b);
-    if (st == KILN_OK)
+    if (st == KILN_OK) {
+        table_step(t, "current written");
         st = env_rename(tmp, cur, err);
+    }
     if (st != KILN_OK) {
         env_unlink(tmp, NULL);
         return st;
     }
     *published = 1;
+    table_step(t, "current renamed");
     /* The rename is done: readers see the new version. Only its durability
      * is in doubt if this fsync fails, and the message must say so. */
     kiln_err e2;
@@ -644,6 +670,7 @@ table_publish(kiln_table *t, const manifest *m, int *published, kiln_err *err)
     buf_free(&b);
     if (st != KILN_OK)
         return st;
+    table_step(t, "manifest written");
     return table_swap_current(t, &ptr, published, err);
 }
 
@@ -848,6 +875,7 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
         free(refs.names);
         return st;
     }
+    table_step(t, "gc manifests removed");
     if (table_join(p, sizeof p, err, t->dir, TABLE_FILES_DIR) == KILN_OK) {
         kiln_status s2 = env_list_dir(p, &names, &n, err);
         if (s2 != KILN_OK) {

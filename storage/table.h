@@ -132,4 +132,19 @@ kiln_status table_gc(kiln_table *t, table_gc_stats *st, kiln_err *err);
 /* Milliseconds since the epoch. */
 int64_t table_now_ms(void);
 
+/* Test instrumentation for crash tests: fn(arg, step) is called at each point
+ * a crash must be survived -- table_publish's "manifest written", "current
+ * written" (CURRENT.tmp synced, not renamed), "current renamed" (the commit
+ * point passed, the directory not yet synced), table_gc's "gc manifests
+ * removed" -- and by callers (bulkload) at theirs, through table_step. fn may
+ * stop or kill the process. NULL (the default) turns it off. */
+typedef void (*table_step_fn)(void *arg, const char *step);
+void table_set_step_hook(kiln_table *t, table_step_fn fn, void *arg);
+/* Report a step (printf-style name) to the hook, if one is set. */
+void table_step(kiln_table *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 #endif

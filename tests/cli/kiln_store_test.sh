@@ -2,18 +2,20 @@
 # kiln_store_test.sh -- end-to-end tests of the region store through the kiln
 # client: create / list / describe / regions, load (refusals, splits, dry run,
 # duplicates, append, the lock), views and rollback, get / scan / count in
-# text and JSON; then a kill -9 loop: `kiln load` of a large job output is
-# killed at random moments and the store must hold exactly the old view or
-# the new one, and the next successful load must leave no orphaned file.
-# Random delays come from SEED (printed; replay with SEED=N). Iterations:
-# KILL_ITERS (default 12). Prints "N passed, N failed"; exits 1 on failure.
+# text and JSON; then a kill -9 loop: `kiln load` is stopped at each step
+# it announces (checked, locked, each file staging and staged, files synced,
+# manifest and CURRENT written, CURRENT renamed, published, collected) and
+# while writing each file, and killed there; the store must then read as
+# exactly the old version before the rename of CURRENT and the new one from
+# it on, and the next successful load must leave no orphaned file.
+# SEED (printed; replay with SEED=N) shuffles the order of the kill points.
+# Prints "N passed, N failed"; exits 1 on failure.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 KILN=$BUILD/bin/kiln
 SEED=${SEED:-$RANDOM}
-KILL_ITERS=${KILL_ITERS:-12}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 D=$T/data
@@ -310,55 +312,133 @@ expect_rc "count 200 files under ulimit -n 24" 0 bash -c "ulimit -n 24 && exec \
 expect_eq "200 rows" "$(cat "$T/out")" "200 row(s)"
 expect_rc "--max-open-files bounds" 64 "$KILN" load many "$JM" --max-open-files 2
 
-# ---------------------------------------------------------------- kill -9 during large loads
-# Table big: 4 regions; jobs A and B hold the same 1.2M rows with values
-# "A-i" / "B-i"; every file straddles every region, so a load rewrites them
-# (seconds of work to interrupt). A kill at any moment must leave one of the
-# two views whole: the same row count, and every row from the same job.
-N=1200000
-expect_rc "create big" 0 "$KILN" create big --family cf --split r0300000 --split r0600000 --split r0900000
+# ---------------------------------------------------------------- kill -9 at every step of a load
+# Table big: 4 regions; jobs A and B hold the same rows with values "A-i" /
+# "B-i": four files straddling every region (split) and one inside the last
+# region (copied). kiln load announces each step on KILN_TEST_STEP_FD and
+# stops itself (SIGSTOP) after KILN_TEST_STEP_STOP, so every kill lands at a
+# known point of a live load: the loop waits for the load to stop there,
+# checks the step it announced last, kills it with SIGKILL and wants exit
+# status 137. "inside N" points resume the load stopped at "staging N" and
+# kill it at once, while file N is being written (proven by "staging N"
+# still being its last step). Before the rename of CURRENT the table must
+# read exactly as the old version, from it on as the new one: every cell,
+# compared by a digest of a full scan. A point never reached fails.
+N=80000
+expect_rc "create big" 0 "$KILN" create big --family cf --split r0020000 --split r0040000 --split r0060000
 for j in A B; do
     mkdir -p "$T/job$j/cf"
     for k in 0 1 2 3; do
         awk -v k=$k -v n=$N -v j=$j 'BEGIN { for (i = k; i < n; i += 4) printf "r%07d\tcf:q\t1000\tPut\t%s-%d-padding-padding\n", i, j, i }' |
             mkhfile "$T/job$j/cf/part-$k" cf
     done
+    awk -v j=$j 'BEGIN { for (i = 0; i < 1000; i++) printf "s%07d\tcf:q\t1000\tPut\t%s-s%d\n", i, j, i }' |
+        mkhfile "$T/job$j/cf/part-4" cf
     touch "$T/job$j/_SUCCESS"
 done
-start=$(date +%s%N)
+scan_digest() { "$KILN" scan big 2>&1 | md5sum | cut -d' ' -f1; }
 expect_rc "big load A" 0 "$KILN" load big "$T/jobA"
-load_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-echo "a full load of the big job takes ${load_ms} ms"
-which_view() {
-    local a b
-    a=$("$KILN" get big r0000001 | grep -o 'value=[AB]' | cut -c7)
-    b=$("$KILN" get big r1199998 | grep -o 'value=[AB]' | cut -c7)
-    c=$("$KILN" get big r0713457 | grep -o 'value=[AB]' | cut -c7)
-    if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ]; then echo "$a"; else echo "mixed:$a$b$c"; fi
-}
-cur=A
-kills=0
-for i in $(seq 1 "$KILL_ITERS"); do
-    next=B
-    [ "$cur" = B ] && next=A
-    delay=$(( RANDOM % (load_ms + 20) ))
-    "$KILN" load big "$T/job$next" >/dev/null 2>&1 &
-    pid=$!
-    sleep "$(printf '0.%03d' "$delay")" 2>/dev/null || sleep 0
-    kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
-    wait "$pid" 2>/dev/null
-    v=$(which_view)
-    if [ "$v" = "$cur" ] || [ "$v" = "$next" ]; then ok; else bad "kill at ${delay} ms: view is '$v', want $cur or $next"; fi
-    run "$KILN" count big
-    expect_eq "kill at ${delay} ms: count" "$(cat "$T/out")" "$N row(s)"
-    cur=$v
+digest_A=$(scan_digest)
+run "$KILN" count big
+expect_eq "big A count" "$(cat "$T/out")" "$((N + 1000)) row(s)"
+expect_rc "big load B, steps announced" 0 env KILN_TEST_STEP_FD=3 "$KILN" load big "$T/jobB" 3>"$T/steps.all"
+digest_B=$(scan_digest)
+if [ "$digest_A" != "$digest_B" ] && [ "$("$KILN" get big s0000999 | grep -o 'value=B-s999')" = value=B-s999 ]; then ok; else bad "scans of versions A and B are not told apart"; fi
+nfiles=$(grep -c '^staging ' "$T/steps.all")
+expect_eq "steps of a load" "$(grep -vE '^(staging|staged) ' "$T/steps.all" | tr '\n' ,)" \
+    "checked,locked,files synced,manifest written,current written,current renamed,published,gc manifests removed,collected,"
+expect_eq "files staged" "$nfiles" 5
+points=()
+while IFS= read -r step; do
+    points+=("$step")
+    case $step in staging\ *) points+=("inside ${step#staging }") ;; esac
+done <"$T/steps.all"
+for ((i = ${#points[@]} - 1; i > 0; i--)); do   # shuffle (SEED)
+    k=$((RANDOM % (i + 1)))
+    p=${points[i]}; points[i]=${points[k]}; points[k]=$p
 done
-echo "killed $kills of $KILL_ITERS loads (delays 0..$((load_ms + 20)) ms)"
+
+proc_state() { # pid: one-letter state from /proc, empty once it is gone (a zombie counts as gone)
+    local s
+    s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+    [ "$s" = Z ] || echo "$s"
+}
+# load_stopped_at NEXT STEP: start a load of job NEXT that stops after STEP;
+# sets lpid, or returns 1 (with lpid reaped) when it ended without stopping.
+load_stopped_at() {
+    KILN_TEST_STEP_FD=3 KILN_TEST_STEP_STOP=$2 "$KILN" load big "$T/job$1" >/dev/null 2>"$T/load.err" 3>"$T/steps" &
+    lpid=$!
+    local waited=0 st
+    while :; do
+        st=$(proc_state "$lpid")
+        [ "$st" = T ] && return 0
+        if [ -z "$st" ] || [ "$waited" -ge 1000 ]; then
+            kill -9 "$lpid" 2>/dev/null
+            wait "$lpid" 2>/dev/null
+            return 1
+        fi
+        sleep 0.01
+        waited=$((waited + 1))
+    done
+}
+cur=B
+covered=0
+kills=0
+missed=()
+start=$(date +%s%N)
+for point in "${points[@]}"; do
+    next=A
+    [ "$cur" = A ] && next=B
+    case $point in inside\ *) stop="staging ${point#inside }" ;; *) stop=$point ;; esac
+    reached=0
+    rc=0
+    for try in 1 2 3 4 5; do
+        if ! load_stopped_at "$next" "$stop"; then
+            bad "kill at '$point': the load never stopped at '$stop' (last step '$(tail -n 1 "$T/steps")'; $(head -c 200 "$T/load.err"))"
+            break
+        fi
+        last=$(tail -n 1 "$T/steps")
+        if [ "$last" != "$stop" ]; then
+            bad "kill at '$point': the stopped load announced '$last' last"
+            kill -9 "$lpid"; wait "$lpid" 2>/dev/null
+            break
+        fi
+        if [ "$stop" != checked ] && [ "$(cat "$D/default/big/LOCK" 2>/dev/null)" != "$lpid" ]; then
+            bad "kill at '$point': the stopped load (pid $lpid) does not hold the table LOCK"
+        fi
+        if [ "$stop" != "$point" ]; then kill -CONT "$lpid"; fi
+        kill -9 "$lpid"
+        wait "$lpid" 2>/dev/null
+        rc=$?
+        if [ "$rc" -ne 137 ]; then
+            bad "kill at '$point': exit status $rc, want 137 (killed by SIGKILL)"
+            break
+        fi
+        kills=$((kills + 1))
+        last=$(tail -n 1 "$T/steps")
+        # "inside N" counts only if file N was still being written.
+        if [ "$last" = "$stop" ]; then reached=1; break; fi
+    done
+    # The old version up to the rename of CURRENT, the new one from it on.
+    want=$cur
+    case $point in "current renamed" | published | "gc manifests removed" | collected) want=$next ;; esac
+    [ "$rc" -eq 137 ] && case $(scan_digest) in
+        "$(eval echo "\$digest_$want")") ok; cur=$want ;;
+        "$digest_A") bad "kill at '$point': table reads as version A, want $want"; cur=A ;;
+        "$digest_B") bad "kill at '$point': table reads as version B, want $want"; cur=B ;;
+        *) bad "kill at '$point': table reads as neither A nor B: $("$KILN" scan big 2>&1 | tail -n 2)"; cur=unknown ;;
+    esac
+    if [ "$reached" -eq 1 ]; then covered=$((covered + 1)); else missed+=("$point"); fi
+done
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "kill loop: $covered of ${#points[@]} points covered, $kills loads killed (exit 137) in ${elapsed_ms} ms"
+if [ "${#missed[@]}" -eq 0 ]; then ok; else bad "kill points never reached: ${missed[*]}"; fi
+expect_eq "points of a load" "${#points[@]}" $((9 + 3 * nfiles))
 # The next successful load removes what the killed ones left behind.
 next=B
 [ "$cur" = B ] && next=A
 expect_rc "load after kills" 0 "$KILN" load big "$T/job$next"
-expect_eq "view after kills" "$(which_view)" "$next"
+expect_eq "view after kills" "$(scan_digest)" "$(eval echo "\$digest_$next")"
 run "$KILN" views big
 listed=$(awk -F'\t' 'NR > 1 && $6 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }' "$T/out")
 present=$(ls "$D/default/big/files" | wc -l | tr -d ' ')

@@ -168,10 +168,30 @@ run 2 "$work/fail_commit" -D kiln.test.fail.rank=1 -D kiln.test.fail.phase=commi
 check "rank 1 failing at commit: non-zero exit, no output" \
   bash -c "[ $rc -ne 0 ] && [ ! -e '$work/fail_commit' ]"
 
-run 3 "$work/killed" -D kiln.test.kill.rank=1; rc=$?
+# A rank killed mid-job: rank 1 stops itself (SIGSTOP) after 2000 map
+# records and names its pid; the test finds it alive and stopped there, kills
+# it with SIGKILL, and the job must fail with mpirun naming the rank and the
+# signal, and leave no output.
+run 3 "$work/killed" -D kiln.test.kill.rank=1 -D kiln.test.kill.signal=stop \
+  -D kiln.test.kill.after=2000 &
+job=$!
+kpid=""
+for _ in $(seq 1 600); do
+  kpid=$(sed -n 's/.*rank 1 (.*): test hook kiln.test.kill.rank: stopped in the map phase at step 2000 (pid \([0-9]*\)).*/\1/p' "$work/last.err" 2>/dev/null | head -1)
+  [ -n "$kpid" ] && [ "$(awk '{ print $3 }' "/proc/$kpid/stat" 2>/dev/null)" = T ] && break
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+kstate=$( [ -n "$kpid" ] && awk '{ print $3 }' "/proc/$kpid/stat" 2>/dev/null)
+kcomm=$( [ -n "$kpid" ] && cat "/proc/$kpid/comm" 2>/dev/null)
+check "killed rank: rank 1 is alive and stopped mid-map (pid '$kpid', state '$kstate', $kcomm)" \
+  bash -c "[ '$kstate' = T ] && [ '$kcomm' = kiln-mr ]"
+[ -n "$kpid" ] && kill -KILL "$kpid" 2>/dev/null
+wait "$job"; rc=$?
 check "killed rank: non-zero exit" test "$rc" -ne 0
 check "killed rank: no _SUCCESS" test ! -e "$work/killed/_SUCCESS"
-check "killed rank: mpirun names the rank" grep -q "rank 1" "$work/last.err"
+check "killed rank: mpirun names the rank and SIGKILL" \
+  grep -qE "rank 1 .*(signal 9|Killed)" "$work/last.err"
 
 run 2 "$work/full_disk" -D kiln.test.enospc.rank=1 -D kiln.test.enospc.after=1 -D kiln.sort.mb=0.1; rc=$?
 check "full disk on rank 1: exit 74 (I/O error)" test "$rc" = 74

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # stall_test.sh -- clients that used to hold kiln-server: a header trickled
 # one line every half second (slowloris) is cut off by --request-timeout
-# with a 408; one client address cannot hold more than
-# --max-conns-per-client connections; out of file descriptors, the accept
+# with a 408, and a Redis-protocol command trickled a byte every half
+# second is cut off by it too, with an -ERR saying so; one client address cannot hold more
+# than --max-conns-per-client connections, over HTTP (503) or the Redis
+# protocol (-ERR); out of file descriptors, the accept
 # loop refuses instead of spinning (CPU and log lines measured); SIGHUP
 # reloads instead of killing the server. Each time a well-behaved client
 # is still answered. Prints "N passed, N failed".
@@ -44,6 +46,48 @@ def trickle():
             break
     print("%.1f %s" % (time.time() - t0, got.split(b"\r\n")[0].decode() or "-"))
 
+def resp_trickle():
+    # A GET one byte every 0.5 s for up to 12 s; report when and how it ended.
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(0.5)
+    t0 = time.time()
+    got = b""
+    for b in b"*2\r\n$3\r\nGET\r\n$2\r\nr1\r\n" * 4:
+        if time.time() - t0 > 12:
+            break
+        try:
+            s.sendall(bytes([b]))
+        except OSError:
+            got = got or b"reset"
+            break
+        try:
+            data = s.recv(4096)
+            if not data:
+                got = got or b"closed"
+                break
+            got += data
+        except socket.timeout:
+            pass
+        except OSError:
+            got = got or b"reset"
+            break
+    print("%.1f %s" % (time.time() - t0, got.split(b"\r\n")[0].decode() or "-"))
+
+def resp_hold(n):
+    # Open n Redis-protocol connections, then one more; print its answer to PING.
+    keep = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+    time.sleep(0.3)
+    extra = socket.create_connection(("127.0.0.1", port))
+    extra.settimeout(3)
+    extra.sendall(b"PING\r\n")
+    try:
+        line = extra.recv(4096).split(b"\r\n")[0].decode() or "closed"
+    except OSError as e:
+        line = "error " + str(e)
+    print(line)
+    for s in keep:
+        s.close()
+
 def hold(n):
     # Open n connections, then try one more and print its first line.
     keep = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
@@ -78,7 +122,9 @@ def flood(n, pid, seconds):
         s.close()
 
 {"trickle": lambda: trickle(),
+ "resp_trickle": lambda: resp_trickle(),
  "hold": lambda: hold(int(sys.argv[3])),
+ "resp_hold": lambda: resp_hold(int(sys.argv[3])),
  "flood": lambda: flood(int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))}[sys.argv[1]]()
 EOF
 
@@ -89,6 +135,10 @@ check "a trickled header is cut off by --request-timeout 2 (after ${secs:-?} s: 
     awk -v s="${secs:-99}" 'BEGIN { exit !(s < 5) }'
 check "a trickled header gets a 408" test "${line:-}" = "HTTP/1.1 408 Request Timeout"
 check "a well-behaved client is answered beside it" well_behaved
+read -r secs line < <(python3 "$T/client.py" resp_trickle "$RP")
+check "a Redis-protocol command trickled a byte at a time is cut off by --request-timeout 2 (after ${secs:-?} s: ${line:-?})" \
+    bash -c "awk -v s='${secs:-99}' 'BEGIN { exit !(s < 5) }' && [ '${line:-}' = '-ERR Protocol error: command not completed within the request timeout' ]"
+check "a well-behaved Redis client is answered beside it" test "$(redis-cli -p "$RP" GET r1)" = v1
 
 # ---------------------------------------------------------------- per-client limit
 stop_server
@@ -99,6 +149,12 @@ check "three open beside it leave room for a fourth" \
     test "$(python3 "$T/client.py" hold "$HP" 3)" = "HTTP/1.1 200 OK"
 sleep 0.3
 check "after the others close, the client is served" well_behaved
+check "a fifth Redis-protocol connection from one address gets -ERR" \
+    test "$(python3 "$T/client.py" resp_hold "$RP" 4)" = "-ERR max number of clients reached"
+check "three Redis-protocol connections open beside it leave room for a fourth" \
+    test "$(python3 "$T/client.py" resp_hold "$RP" 3)" = "+PONG"
+sleep 0.3
+check "after the others close, a Redis client is served" test "$(redis-cli -p "$RP" GET r1)" = v1
 
 # ---------------------------------------------------------------- out of descriptors
 stop_server
