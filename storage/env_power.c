@@ -54,6 +54,7 @@ static pthread_mutex_t power_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int power_on_record;   /* fast check for the hooks */
 static _Atomic int power_cut;
 static long power_cut_k;
+static uint64_t power_survive;        /* 0: the strict model; else the loose one's seed */
 static long power_ncalls;
 static unsigned char *power_trace;
 static size_t power_trace_cap;
@@ -124,6 +125,7 @@ power_clear_locked(void)
     power_trace_cap = 0;
     power_ncalls = 0;
     power_cut_k = 0;
+    power_survive = 0;
     power_cut = 0;
 }
 
@@ -143,6 +145,24 @@ env_power_cut_at(long k)
     pthread_mutex_lock(&power_mu);
     power_cut_k = k;
     pthread_mutex_unlock(&power_mu);
+}
+
+void
+env_power_survive_some(uint64_t seed)
+{
+    pthread_mutex_lock(&power_mu);
+    power_survive = seed;
+    pthread_mutex_unlock(&power_mu);
+}
+
+/* SplitMix64: the loose model's draws. */
+static uint64_t
+power_draw(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
 }
 
 int
@@ -454,7 +474,11 @@ env_power_restore(kiln_err *err)
     pthread_mutex_lock(&power_mu);
     power_cut = 1;
     kiln_status st = KILN_OK;
-    for (size_t i = power_nops; i-- > 0;) {
+    /* The loose model keeps the directory changes made before a point drawn
+     * at random, synced or not, and a prefix of each file's unsynced bytes. */
+    uint64_t rs = power_survive;
+    size_t kept_ops = rs != 0 ? (size_t)(power_draw(&rs) % (power_nops + 1)) : 0;
+    for (size_t i = power_nops; i-- > kept_ops;) {
         const power_op *o = &power_ops[i];
         int durable = o->synced[0] && o->synced[1];
         if (!durable && power_undo(o, i) != 0 && st == KILN_OK)
@@ -468,7 +492,10 @@ env_power_restore(kiln_err *err)
         struct stat sb;
         if (lstat(f->path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
-        if ((uint64_t)sb.st_size > f->synced && truncate(f->path, (off_t)f->synced) != 0 &&
+        uint64_t keep = f->synced;
+        if (rs != 0)
+            keep += power_draw(&rs) % (f->size - f->synced + 1);
+        if ((uint64_t)sb.st_size > keep && truncate(f->path, (off_t)keep) != 0 &&
             st == KILN_OK)
             st = status_set_errno(err, errno, "power loss: truncate %s", f->path);
     }

@@ -26,6 +26,7 @@
 #define KILN_ENV_POWER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "storage/status.h"
 
@@ -49,6 +50,12 @@ void env_power_begin(const char *stash_dir);
 /* Cut the power just before the k-th (1-based) changing call from the last
  * env_power_begin. k = 0: never (the cut happens at env_power_restore). */
 void env_power_cut_at(long k);
+/* Before env_power_restore: use the loose model instead of the strict one.
+ * A point in the sequence of directory changes is drawn from seed, and every
+ * change before it survives, fsynced or not (a file system may write any of
+ * them back early); each file keeps its synced bytes and a drawn prefix of
+ * the rest (a torn write). seed 0: the strict model (the default). */
+void env_power_survive_some(uint64_t seed);
 /* 1 once the power is off. */
 int env_power_is_cut(void);
 /* Changing calls made since env_power_begin (those refused after the cut
