@@ -66,6 +66,9 @@ http_rows_too_large(http_api *a, http_api_reply *out, const char *what)
                   "or versions (v=)", what, a->env->max_reply_bytes);
 }
 
+static void http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out,
+                                int rows_named);
+
 void
 http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
 {
@@ -81,7 +84,7 @@ http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
             q->so.stop_len = q->end_row.n;
         }
         out->route = ROUTE_SCAN;
-        http_rows_scan(a, e, out);
+        http_rows_scan_rows(a, e, out, 1);
         return;
     }
     store_row r;
@@ -347,6 +350,15 @@ http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
 void
 http_rows_scan(http_api *a, views_entry *e, http_api_reply *out)
 {
+    http_rows_scan_rows(a, e, out, 0);
+}
+
+/* A scan of the table (GET /TABLE/STAR) or of the rows a row spec names (a
+ * glob or a range). For a row spec, as in HBase's row resource, finding no
+ * row is a 404; an empty table scan is an empty CellSet. */
+static void
+http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_named)
+{
     http_req *q = &a->rq;
     if (q->has_index) {
         http_rows_index_scan(a, e, out);
@@ -427,6 +439,13 @@ http_rows_scan(http_api *a, views_entry *e, http_api_reply *out)
         rows += (uint64_t)http_rows_emit(a, &cs, f, &r, &done);
         if (done)
             break;
+    }
+    if (rows == 0 && rows_named && !q->paged) {
+        buf_reset(&a->tmp);
+        cell_to_string_binary(&a->tmp, q->row.p, q->row.n < 512 ? q->row.n : 512);
+        http_api_fail(a, out, 404, "no_row", "%s: no row matches '%.*s%s'", views_entry_name(e),
+                      (int)a->tmp.len, (const char *)a->tmp.data, q->row_glob ? "*" : ",...");
+        goto end;
     }
     http_cellset_end(&cs, NULL);
 end:
