@@ -113,9 +113,10 @@ http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
     }
     if (q->rep == HTTP_REP_RAW) {
         if (r.count != 1) {
-            http_api_fail(a, out, 406, "not_acceptable",
-                          "application/octet-stream needs exactly one cell; this read has %zu "
-                          "(name one column)", r.count);
+            /* HBase's row resource answers this with a 400 too */
+            http_api_fail(a, out, 400, "bad_request",
+                          "application/octet-stream answers one cell and this read has %zu: "
+                          "name one column, or ask for JSON, XML or protobuf", r.count);
             return;
         }
         out->content_type = "application/octet-stream";
