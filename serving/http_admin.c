@@ -39,6 +39,20 @@ http_admin_display(const char *canon)
     return strncmp(canon, "default:", 8) == 0 ? canon + 8 : canon;
 }
 
+/* HBase's region name, "table,startKey,id" (the table as listed, the start
+ * key printed as HBase's Bytes.toStringBinary), into out. */
+static void
+http_admin_region_name(kbuf *out, const char *tname, kslice start, size_t id)
+{
+    buf_reset(out);
+    buf_append(out, tname, strlen(tname));
+    buf_append_u8(out, ',');
+    cell_to_string_binary(out, start.p, start.n);
+    char idt[32];
+    int n = snprintf(idt, sizeof idt, ",%zu", id);
+    buf_append(out, idt, (size_t)n);
+}
+
 static void
 http_admin_table_list(http_api *a, http_api_reply *out, const char *ns, size_t nslen)
 {
@@ -137,7 +151,7 @@ http_admin_status_cluster(http_api *a, http_api_reply *out)
         regions += store_view_region_count(views_entry_view(views_reader_at(a->reader, i)));
     int64_t requests = 0;
     if (rep == HTTP_REP_PB) {
-        kbuf *node = &a->tmp, *reg = &a->tmp2;
+        kbuf *node = &a->tmp, *reg = &a->tmp2, name = KBUF_INIT;
         buf_reset(node);
         http_rep_pb_str(node, 1, a->env->listen);
         http_rep_pb_varint(node, 2, (uint64_t)a->env->started_ms);
@@ -147,10 +161,10 @@ http_admin_status_cluster(http_api *a, http_api_reply *out)
             for (size_t r = 0; r < store_view_region_count(v); r++) {
                 size_t files;
                 uint64_t bytes = store_view_region_bytes(v, r, &files);
-                char name[SCHEMA_NAME_MAX + 32];
-                int n = snprintf(name, sizeof name, "%s,%zu", views_entry_name(e), r);
+                http_admin_region_name(&name, http_admin_display(views_entry_name(e)),
+                                       store_view_region_start(v, r), r);
                 buf_reset(reg);
-                http_rep_pb_bytes(reg, 1, name, (size_t)n);
+                http_rep_pb_bytes(reg, 1, name.data, name.len);
                 http_rep_pb_varint(reg, 2, views_entry_schema(e)->family_count);
                 http_rep_pb_varint(reg, 3, files);
                 http_rep_pb_varint(reg, 4, bytes >> 20);
@@ -158,6 +172,7 @@ http_admin_status_cluster(http_api *a, http_api_reply *out)
             }
         }
         http_rep_pb_bytes(b, 1, node->data, node->len);
+        buf_free(&name);
         http_rep_pb_varint(b, 3, regions);
         http_rep_pb_varint(b, 4, (uint64_t)requests);
         http_rep_pb_double(b, 5, (double)regions);
@@ -194,18 +209,20 @@ http_admin_status_cluster(http_api *a, http_api_reply *out)
         for (size_t r = 0; r < store_view_region_count(v); r++) {
             size_t files;
             uint64_t bytes = store_view_region_bytes(v, r, &files);
-            char name[SCHEMA_NAME_MAX + 32];
-            int n = snprintf(name, sizeof name, "%s,%zu", views_entry_name(e), r);
+            http_admin_region_name(&a->tmp, http_admin_display(views_entry_name(e)),
+                                   store_view_region_start(v, r), r);
+            const uint8_t *name = a->tmp.data;
+            size_t n = a->tmp.len;
             if (xml) {
                 json_raw(b, "<Region");
-                http_rep_xml_attr_b64(b, "name", (const uint8_t *)name, (size_t)n);
+                http_rep_xml_attr_b64(b, "name", name, n);
                 http_rep_xml_attr_i64(b, "stores", (int64_t)views_entry_schema(e)->family_count);
                 http_rep_xml_attr_i64(b, "storefiles", (int64_t)files);
                 http_rep_xml_attr_i64(b, "storefileSizeMB", (int64_t)(bytes >> 20));
                 json_raw(b, "/>");
             } else {
                 json_raw(b, shown ? ",{\"name\":\"" : "{\"name\":\"");
-                json_b64_append(b, (const uint8_t *)name, (size_t)n);
+                json_b64_append(b, name, n);
                 json_raw(b, "\",\"stores\":");
                 json_u64(b, views_entry_schema(e)->family_count);
                 json_raw(b, ",\"storefiles\":");
@@ -440,14 +457,7 @@ http_admin_regions(http_api *a, views_entry *e, http_api_reply *out)
         kslice s = store_view_region_start(v, i), en = store_view_region_end(v, i);
         size_t files;
         uint64_t bytes = store_view_region_bytes(v, i, &files);
-        /* HBase's region name: table,startKey,id */
-        buf_reset(&a->tmp);
-        buf_append(&a->tmp, tname, strlen(tname));
-        buf_append_u8(&a->tmp, ',');
-        cell_to_string_binary(&a->tmp, s.p, s.n);
-        char idt[32];
-        int n = snprintf(idt, sizeof idt, ",%zu", i);
-        buf_append(&a->tmp, idt, (size_t)n);
+        http_admin_region_name(&a->tmp, tname, s, i);
         if (rep == HTTP_REP_PB) {
             buf_reset(&a->tmp2);
             http_rep_pb_bytes(&a->tmp2, 1, a->tmp.data, a->tmp.len);

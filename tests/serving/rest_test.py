@@ -196,6 +196,8 @@ check("regions XML", rx.tag == "TableInfo" and rx.get("name") == "ns1:users"
       and [(unb(r.get("startKey")), unb(r.get("endKey"))) for r in rx.iter("Region")] == bounds
       and [r.get("id") for r in rx.iter("Region")] == ["0", "1", "2"]
       and all(r.get("location") == host for r in rx.iter("Region")), ET.tostring(rx))
+check("status cluster names regions as /TABLE/regions does (HBase's table,startKey,id)",
+      pn is not None and {r["name"].encode() for r in rj["Region"]} <= set(pn), (pn, rj))
 check("regions: JSON, XML and protobuf name the same regions", [r["name"] for r in rj["Region"]]
       == [r.get("name") for r in rx.iter("Region")] == [r.name for r in ti.regions], (rj, ti))
 check("regions JSON of a 4-region table", [unb(r["startKey"]) for r in json.loads(call("GET", "/plain/regions")[2])["Region"]]
