@@ -11,11 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #ifdef __linux__
-#include <linux/fs.h>   /* FICLONE */
 #endif
 
 #include "bulkload/bulkload_int.h"
@@ -410,7 +408,6 @@ bulkload_copy(const char *src, const char *dst, kiln_err *err)
 static kiln_status
 bulkload_stage_one(const char *src, const char *dst, bulkload_action *action, kiln_err *err)
 {
-#ifdef FICLONE
     env_file *in, *out;
     kiln_status st = env_open_read(src, &in, err);
     if (st != KILN_OK)
@@ -419,18 +416,20 @@ bulkload_stage_one(const char *src, const char *dst, bulkload_action *action, ki
         env_close(in, NULL);
         return st;
     }
-    int cloned = ioctl(env_file_fd(out), FICLONE, env_file_fd(in)) == 0;
+    int cloned;
+    st = env_clone(in, out, &cloned, err);
     env_close(in, NULL);
-    if (cloned) {
+    if (st == KILN_OK && cloned) {
         *action = BULKLOAD_LINK;
         st = env_sync(out, err);
         kiln_status c = env_close(out, err);
         return st != KILN_OK ? st : c;
     }
     env_close(out, NULL);
+    if (st != KILN_OK)
+        return st;
     if ((st = env_unlink(dst, err)) != KILN_OK)
         return st;
-#endif
     *action = BULKLOAD_COPY;
     return bulkload_copy(src, dst, err);
 }

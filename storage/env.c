@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <linux/fs.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -867,6 +869,41 @@ env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n, kiln_err *
     s = env_copy_pinned(in, in_fd, off, out, n, err);
     env_unpin(in);
     return s;
+}
+
+kiln_status
+env_clone(env_file *in, env_file *out, int *cloned, kiln_err *err)
+{
+    *cloned = 0;
+    if (!out->writable || out->size != 0)
+        return status_set(err, KILN_INVALID, "%s: not an empty file open for writing", out->path);
+    kiln_status s = env_flush(out, err);
+    if (s != KILN_OK)
+        return s;
+#ifdef FICLONE
+    int e = env_fault_hit(ENV_OP_WRITE);
+    if (!e)
+        e = env_power_gate(ENV_POWER_WRITE);
+    if (e)
+        return status_set_errno(err, e, "%s: clone of %s", out->path, in->path);
+    int in_fd = env_pin(in, &s, err);
+    if (in_fd < 0)
+        return s;
+    uint64_t n = env_file_size(in);
+    int ok = ioctl(out->fd, FICLONE, in_fd) == 0;
+    int saved = errno;
+    env_unpin(in);
+    if (!ok) {
+        if (saved == EXDEV || saved == EOPNOTSUPP || saved == ENOTTY || saved == EINVAL ||
+            saved == ENOSYS)
+            return KILN_OK;   /* no reflinks here: the caller copies */
+        return status_set_errno(err, saved, "%s: clone of %s", out->path, in->path);
+    }
+    env_power_note_write(out->path, n);
+    out->size = n;
+    *cloned = 1;
+#endif
+    return KILN_OK;
 }
 
 static kiln_status

@@ -76,6 +76,11 @@ kiln_status env_sync(env_file *f, kiln_err *err);
  * ends early. */
 kiln_status env_copy_range(env_file *in, uint64_t off, env_file *out, uint64_t n,
                            kiln_err *err);
+/* Make out, empty and open for writing, share all of in's blocks
+ * (copy-on-write: FICLONE) where the file system can. *cloned = 0 (and
+ * KILN_OK, out untouched) where it cannot: another file system, or one
+ * without reflinks. Counted and faulted as one write of in's size. */
+kiln_status env_clone(env_file *in, env_file *out, int *cloned, kiln_err *err);
 /* Read exactly n bytes at off. Reading past the end is KILN_CORRUPTION
  * ("PATH: truncated: wanted N bytes at offset O, file has S"). Thread-safe. */
 kiln_status env_pread(env_file *f, uint64_t off, void *dst, size_t n, kiln_err *err);
