@@ -39,8 +39,22 @@ http_api_free(http_api *a)
     buf_free(&a->arena);
     buf_free(&a->tmp);
     buf_free(&a->tmp2);
+    buf_free(&a->req_id);
+    http_api_cont_free(a->own);
     free(a->fcells);
     free(a);
+}
+
+void
+http_api_cont_free(http_api_cont *k)
+{
+    if (k == NULL)
+        return;
+    store_scan_close(k->scan);
+    filter_free(k->filter);
+    buf_free(&k->id);
+    buf_free(&k->body);
+    free(k);
 }
 
 kiln_cell *
@@ -221,8 +235,8 @@ http_api_method_fail(http_api *a, const http_request *req, http_api_reply *out, 
                   shown, (const char *)req->method.p);
 }
 
-void
-http_api_handle(http_api *a, const http_request *req, http_api_reply *out)
+static void
+http_api_dispatch(http_api *a, const http_request *req, http_api_reply *out)
 {
     http_api_reply_init(a, out, ROUTE_OTHER);
     if (http_req_parse(a, req, out) != 0)
@@ -259,6 +273,18 @@ http_api_handle(http_api *a, const http_request *req, http_api_reply *out)
     default:
         break;
     }
+    if (a->resume != NULL && !q->has_index && !q->count && !q->paged &&
+        (q->route == HR_SCAN || (q->route == HR_ROW && (q->row_glob || q->row_range)))) {
+        /* a scan's next slice: it reads the version it began with, even if
+         * the table has changed or gone since */
+        out->has_version = 1;
+        out->version = a->resume->version;
+        if (q->route == HR_SCAN)
+            http_rows_scan(a, NULL, out);
+        else
+            http_rows_row(a, NULL, out);
+        return;
+    }
     views_entry *e = views_reader_find(a->reader, (const char *)q->table.p, q->table.n);
     if (e == NULL) {
         int shown = q->table.n > 200 ? 200 : (int)q->table.n;
@@ -277,4 +303,36 @@ http_api_handle(http_api *a, const http_request *req, http_api_reply *out)
     case HR_SCANNER_NEW: http_scanner_create(a, e, out); break;
     default: http_rows_row(a, e, out); break;
     }
+}
+
+void
+http_api_handle_conn(http_api *a, http_api_cont **cont, const http_request *req,
+                     http_api_reply *out)
+{
+    /* the request's identity: what decides its answer */
+    buf_reset(&a->req_id);
+    buf_append(&a->req_id, req->method.p, req->method.n);
+    buf_append_u8(&a->req_id, '\n');
+    buf_append(&a->req_id, req->target.p, req->target.n);
+    buf_append_u8(&a->req_id, '\n');
+    buf_append(&a->req_id, req->accept.p, req->accept.n);
+    a->resume = NULL;
+    if (*cont != NULL) {
+        if (kslice_eq(buf_slice(&(*cont)->id), buf_slice(&a->req_id)))
+            a->resume = *cont;
+        else
+            http_api_cont_free(*cont);
+        *cont = NULL;
+    }
+    a->cont = cont;
+    http_api_dispatch(a, req, out);
+    http_api_cont_free(a->resume);   /* not picked up (say, a parse error) */
+    a->resume = NULL;
+    a->cont = NULL;
+}
+
+void
+http_api_handle(http_api *a, const http_request *req, http_api_reply *out)
+{
+    http_api_handle_conn(a, &a->own, req, out);
 }

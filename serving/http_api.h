@@ -30,9 +30,13 @@
  * clients, and HBase's text/plain form ("Not found\r\n", "Bad
  * request\r\nDETAIL\r\n") for the other representations.
  *
- * A request holds its worker for deadline_ms at most. A stateless scan
- * stops there; a scanner GET that has rows answers them, and one that has
- * none yet yields (out->yield) and is called again later.
+ * A request holds its worker for deadline_ms (a time slice) at most. An
+ * unpaged stateless scan still going at the end of a slice yields
+ * (out->yield), keeping its place and the answer so far in the
+ * connection's continuation (http_api_cont), and goes on when the same
+ * request is handled again: the answer is the one an unsliced scan gives.
+ * A paged scan answers what it has with next_startrow; a scanner GET that
+ * has rows answers them, and one that has none yet yields.
  *
  * Thread-safety: an http_api belongs to one worker thread; the env is
  * shared (its scanner registry is thread-safe).
@@ -74,7 +78,7 @@ typedef struct http_api_env {
     size_t page_bytes;            /* body bytes per scan page, roughly */
     uint64_t count_rows;          /* rows per count page at most */
     size_t scan_max_bytes;        /* an unpaged scan's body at most */
-    int64_t deadline_ms;          /* a scan's time on a worker at most */
+    int64_t deadline_ms;          /* a scan's time on a worker at a time (a slice) */
     size_t max_reply_bytes;       /* a row or multiget answer at most */
     http_scanners *scanners;      /* open scanners (http_scanner.h) */
     atomic_int draining;          /* /healthz answers 503 once set */
@@ -92,18 +96,31 @@ typedef struct http_api_reply {
     const char *location;         /* Location header (201), the api's; NULL if none */
     kbuf *body;                   /* the api's buffer, valid until the next call */
     /* Not answered yet (a scanner GET that found nothing within the
-     * deadline): nothing is to be sent; call http_api_handle again with the
-     * same request on a later turn and it goes on where it stopped. */
+     * deadline, an unpaged scan still going at its end): nothing is to be
+     * sent; call http_api_handle again with the same request (and the same
+     * continuation) on a later turn and it goes on where it stopped. */
     int yield;
 } http_api_reply;
 
 typedef struct http_api http_api;
+/* What a yielded stateless scan keeps between its slices: its store scan
+ * (holding the version read), filter, the answer so far, and the request
+ * it belongs to. One per connection. */
+typedef struct http_api_cont http_api_cont;
 
 http_api *http_api_new(const http_api_env *env, views_reader *reader, views_ctx *ctx);
 void http_api_free(http_api *a);   /* a may be NULL */
 
-/* Answer one parsed request (or ask to be called again: out->yield). */
+/* Answer one parsed request (or ask to be called again: out->yield) for a
+ * connection whose continuation is *cont (NULL if none). A continuation
+ * left there by a yield is picked up when the same request comes again
+ * (another request drops it); free it with http_api_cont_free when the
+ * connection closes. */
+void http_api_handle_conn(http_api *a, http_api_cont **cont, const http_request *req,
+                          http_api_reply *out);
+/* The same with the api's own continuation (one client at a time). */
 void http_api_handle(http_api *a, const http_request *req, http_api_reply *out);
+void http_api_cont_free(http_api_cont *k);   /* k may be NULL */
 /* An error reply (JSON body) for a request that could not be parsed. */
 void http_api_error(http_api *a, int status, const char *code, const char *message,
                     http_api_reply *out);

@@ -16,6 +16,7 @@
 #include "serving/filter.h"
 #include "serving/http_api.h"
 #include "serving/http_rep.h"
+#include "storage/schema.h"
 
 typedef enum http_route {
     HR_TABLES,
@@ -76,6 +77,17 @@ typedef struct http_req {
     size_t nrows;
 } http_req;
 
+struct http_api_cont {
+    kbuf id;                    /* method, target and Accept of its request */
+    char table[SCHEMA_NAME_MAX + 1];
+    uint64_t version;           /* X-Kiln-Version */
+    store_scan *scan;           /* open, at the place to go on from */
+    filter *filter;
+    kbuf body;                  /* the answer so far */
+    size_t cs_rows;             /* rows in it */
+    uint64_t rows, seen;        /* rows answered, rows passed */
+};
+
 struct http_api {
     const http_api_env *env;
     views_reader *reader;
@@ -87,6 +99,10 @@ struct http_api {
     kiln_cell *fcells;          /* a row's cells after a filter */
     size_t fcap;
     http_req rq;
+    kbuf req_id;                /* the current request's identity (http_api_cont.id) */
+    http_api_cont **cont;       /* the connection's continuation, during a call */
+    http_api_cont *resume;      /* taken from it: the request's earlier slices */
+    http_api_cont *own;         /* http_api_handle's */
 };
 
 /* ------------------------------------------------------------------ http_api.c */

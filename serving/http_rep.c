@@ -152,6 +152,15 @@ http_cellset_begin(http_cellset *cs, http_rep rep, kbuf *out)
     }
 }
 
+void
+http_cellset_continue(http_cellset *cs, http_rep rep, kbuf *out, size_t rows)
+{
+    memset(cs, 0, sizeof *cs);
+    cs->rep = rep;
+    cs->out = out;
+    cs->rows = rows;
+}
+
 static void
 http_cellset_column(http_cellset *cs, const kiln_cell *c)
 {

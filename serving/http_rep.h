@@ -46,6 +46,8 @@ typedef struct http_cellset {
 } http_cellset;
 
 void http_cellset_begin(http_cellset *cs, http_rep rep, kbuf *out);
+/* Go on with a set begun earlier whose first `rows` rows are in out. */
+void http_cellset_continue(http_cellset *cs, http_rep rep, kbuf *out, size_t rows);
 /* One row with the cells given (key: the row's key). */
 void http_cellset_row(http_cellset *cs, kslice key, const kiln_cell *cells, size_t n);
 /* Close the set; next (Kiln's paging extension, JSON and XML only) may be NULL. */

@@ -9,6 +9,7 @@
  * the row the next page starts at ("next_startrow"). An unpaged answer
  * larger than scan_max_bytes is refused (413) rather than cut silently.
  */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -356,7 +357,15 @@ http_rows_scan(http_api *a, views_entry *e, http_api_reply *out)
 
 /* A scan of the table (GET /TABLE/STAR) or of the rows a row spec names (a
  * glob or a range). For a row spec, as in HBase's row resource, finding no
- * row is a 404; an empty table scan is an empty CellSet. */
+ * row is a 404; an empty table scan is an empty CellSet.
+ *
+ * The scan holds the worker for one slice (deadline_ms) at a time. A paged
+ * scan answers what it has at the end of the slice, with next_startrow. An
+ * unpaged one yields there: its store scan (which keeps the version and
+ * its place), filter, rows so far and the answer so far go into the
+ * connection's continuation, and the next call with the same request
+ * (a->resume; e is NULL then) goes on from them, so the answer is the one
+ * an unsliced scan gives. */
 static void
 http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_named)
 {
@@ -370,31 +379,49 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
         http_rows_count(a, e, out);
         return;
     }
-    filter *f;
-    if (http_rows_filter(a, &f, out) != 0)
+    http_api_cont *k = a->resume;   /* the slices before this one; NULL for the first */
+    a->resume = NULL;
+    filter *f = NULL;
+    store_scan *s = NULL;
+    uint64_t seen = 0, rows = 0;
+    kiln_err err;
+    status_clear(&err);
+    if (k != NULL) {
+        f = k->filter;
+        s = k->scan;
+        k->filter = NULL;
+        k->scan = NULL;
+        seen = k->seen;
+        rows = k->rows;
+    } else if (http_rows_filter(a, &f, out) != 0) {
         return;
+    }
     uint64_t page = q->paged ? a->env->page_rows : UINT64_MAX - 1;
     if (q->has_limit && q->so.limit < page)
         page = q->so.limit;
-    store_scan_opts so = q->so;
-    /* with a filter the store cannot stop at the limit: rows may be dropped */
-    so.limit = f != NULL ? 0 : page + 1;
-    so.max_skipped = HTTP_API_SKIP_BATCH;
     int64_t deadline = http_rows_mono_ms() + a->env->deadline_ms;
-    uint64_t seen = 0;
-    store_scan *s;
-    kiln_err err;
-    status_clear(&err);
-    if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
-        filter_free(f);
-        http_api_fail_status(a, out, &err);
-        return;
+    if (s == NULL) {
+        store_scan_opts so = q->so;
+        /* with a filter the store cannot stop at the limit: rows may be dropped */
+        so.limit = f != NULL ? 0 : page + 1;
+        so.max_skipped = HTTP_API_SKIP_BATCH;
+        if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
+            filter_free(f);
+            http_api_fail_status(a, out, &err);
+            return;
+        }
     }
     http_rep rep = q->rep == HTTP_REP_RAW ? HTTP_REP_JSON : q->rep;
     http_cellset cs;
     out->content_type = http_rep_mime(rep);
-    http_cellset_begin(&cs, rep, &a->body);
-    uint64_t rows = 0;
+    if (k != NULL) {
+        kbuf t = a->body;   /* the answer so far back into the reply's buffer */
+        a->body = k->body;
+        k->body = t;
+        http_cellset_continue(&cs, rep, &a->body, k->cs_rows);
+    } else {
+        http_cellset_begin(&cs, rep, &a->body);
+    }
     for (;;) {
         store_row r;
         int has, done = 0;
@@ -404,25 +431,20 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
         }
         /* A scan passing over rows it does not answer with (no cell in the
          * asked columns, or dropped by the filter) checks the clock, so one
-         * request cannot hold the worker past the deadline. */
+         * request cannot hold the worker past its slice. */
         kslice resume;
         int yielded = !has && store_scan_yielded(s, &resume);
         if (!has && !yielded)
             break;
-        if ((yielded || (++seen & 255) == 0) && http_rows_mono_ms() > deadline) {
-            if (q->paged) {
-                http_cellset_end(&cs, yielded ? &resume : &r.row);
-                goto end;
-            }
-            http_api_fail(a, out, 503, "scan_deadline",
-                          "the scan ran for the request deadline (%lld ms) passing over rows "
-                          "without the asked cells: page it (paged=true resumes where it "
-                          "stopped) or use a scanner (PUT /TABLE/scanner)",
-                          (long long)a->env->deadline_ms);
+        if (q->paged && (yielded || (++seen & 255) == 0) && http_rows_mono_ms() > deadline) {
+            http_cellset_end(&cs, yielded ? &resume : &r.row);
             goto end;
         }
-        if (yielded)
+        if (yielded) {
+            if (!q->paged && http_rows_mono_ms() > deadline)
+                goto slice;
             continue;
+        }
         if (rows == page || (q->paged && a->body.len >= a->env->page_bytes)) {
             if (q->paged || rows < q->so.limit) {
                 http_cellset_end(&cs, &r.row);
@@ -440,12 +462,16 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
         rows += (uint64_t)http_rows_emit(a, &cs, f, &r, &done);
         if (done)
             break;
+        /* the row is done with: the scan can stop here and go on later */
+        if (!q->paged && (++seen & 255) == 0 && http_rows_mono_ms() > deadline)
+            goto slice;
     }
     if (rows == 0 && rows_named && !q->paged) {
         buf_reset(&a->tmp);
         cell_to_string_binary(&a->tmp, q->row.p, q->row.n < 512 ? q->row.n : 512);
-        http_api_fail(a, out, 404, "no_row", "%s: no row matches '%.*s%s'", views_entry_name(e),
-                      (int)a->tmp.len, (const char *)a->tmp.data, q->row_glob ? "*" : ",...");
+        http_api_fail(a, out, 404, "no_row", "%s: no row matches '%.*s%s'",
+                      k != NULL ? k->table : views_entry_name(e), (int)a->tmp.len,
+                      (const char *)a->tmp.data, q->row_glob ? "*" : ",...");
         goto end;
     }
     http_cellset_end(&cs, NULL);
@@ -453,4 +479,26 @@ end:
     http_cellset_free(&cs);
     store_scan_close(s);
     filter_free(f);
+    http_api_cont_free(k);
+    return;
+slice:
+    /* the end of the slice: give the worker back, keeping the scan */
+    if (k == NULL) {
+        k = kiln_calloc(1, sizeof *k);
+        buf_append(&k->id, a->req_id.data, a->req_id.len);
+        snprintf(k->table, sizeof k->table, "%s", views_entry_name(e));
+        k->version = views_entry_version(e);
+    }
+    k->scan = s;
+    k->filter = f;
+    k->seen = seen;
+    k->rows = rows;
+    k->cs_rows = cs.rows;
+    kbuf t = a->body;
+    a->body = k->body;
+    k->body = t;
+    buf_reset(&a->body);
+    http_cellset_free(&cs);
+    *a->cont = k;
+    out->yield = 1;
 }

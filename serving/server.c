@@ -8,9 +8,10 @@
  * linger time passes), closed. Every request's latency is measured from
  * having its bytes complete to its response being queued.
  *
- * A request the API could not finish within the request deadline (a
- * scanner GET that found nothing yet: http_api_reply.yield) suspends its
- * connection: the request stays at the front of the read buffer, reading
+ * A request the API could not finish within the request deadline, a
+ * time slice (a scanner GET that found nothing yet, an unpaged scan still
+ * going: http_api_reply.yield, its state kept in the connection's
+ * http_api_cont), suspends its connection: the request stays at the front of the read buffer, reading
  * stops, and a zero-delay timer hands the worker's suspended connections
  * one more turn each per loop turn, between the other connections' events,
  * until the request is answered (or its client goes away).
@@ -71,6 +72,7 @@ typedef struct conn {
     int64_t req_start_ms;        /* when the buffered, unfinished request began */
     int suspended;               /* the first buffered request yielded; resumed by a timer */
     uint64_t held_ns;            /* when the suspended request was first handled */
+    http_api_cont *cont;         /* a yielded scan's state (http_api.h); NULL if none */
     int counted;                 /* counted in s->clients under peer */
     uint8_t peer[CLIENTS_KEY_LEN];
     int db;                      /* RESP database */
@@ -190,6 +192,7 @@ conn_close(conn *c)
     w->nconns--;
     atomic_fetch_sub_explicit(&w->s->conns, 1, memory_order_relaxed);
     metrics_conn(w->m, -1);
+    http_api_cont_free(c->cont);
     free(c->rbuf);
     buf_free(&c->out);
     free(c);
@@ -418,7 +421,7 @@ conn_http_process(conn *c)
             req.body = kslice_make(c->rbuf + pos + head, req.content_length);
         }
         http_api_reply r;
-        http_api_handle(w->api, &req, &r);
+        http_api_handle_conn(w->api, &c->cont, &req, &r);
         if (r.yield) {
             conn_suspend(c, t0);
             break;   /* the request stays in the buffer, at pos */

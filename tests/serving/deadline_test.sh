@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # deadline_test.sh -- a scan that passes over rows without answering (a
-# column no row has, a filter nothing passes) cannot hold a worker: with
-# one worker, a point Get sent beside it is answered long before such a
-# scan could finish, an unpaged scan stops at --request-deadline-ms with a
-# 503, a paged one answers what it has with next_startrow and its pages
-# reach the end, and count=true resumes the same way. The full time of the
-# scans is measured first, with a deadline too long to matter, as the
-# reference. A stateful scanner's GET yields the worker at the deadline and
-# resumes later, answering 204 only at the true end. Prints "N passed, N failed".
+# column no row has, a filter nothing passes) cannot hold a worker: the
+# deadline (--request-deadline-ms) is a time slice. With one worker, a
+# point Get sent beside such a scan is answered long before the scan
+# could finish; an unpaged scan gives the worker back at each slice and
+# goes on where it stopped, answering exactly what an unsliced scan
+# answers (compared byte for byte, in JSON, XML and protobuf, for a
+# filter passing nothing, one passing only the last row, a limit, a row
+# glob and a range) and still refusing an answer over --scan-max-mb (413);
+# a paged one answers what it has with next_startrow and its pages reach
+# the end, and count=true resumes the same way. The full time of the scans
+# is measured first, with a deadline too long to matter, as the reference.
+# A stateful scanner's GET yields the worker at the deadline and resumes
+# later, answering 204 only at the true end. Prints "N passed, N failed".
 set -u
 NAME=deadline_test
 # shellcheck source=tests/serving/lib.sh
@@ -23,6 +28,31 @@ timed() { # URL: prints "status seconds"
     curl -s -o "$T/body" -w '%{http_code} %{time_total}\n' -m 60 "$1"
 }
 
+# A ValueFilter only the last row's cell passes (v1999999), one passing the
+# cells holding "99999" (a few rows, the most near the end), URL-encoded.
+LAST='%7B%22type%22%3A%22ValueFilter%22%2C%22op%22%3A%22EQUAL%22%2C%22comparator%22%3A%7B%22type%22%3A%22BinaryComparator%22%2C%22value%22%3A%22djE5OTk5OTk%3D%22%7D%7D'
+SOME='%7B%22type%22%3A%22ValueFilter%22%2C%22op%22%3A%22EQUAL%22%2C%22comparator%22%3A%7B%22type%22%3A%22SubstringComparator%22%2C%22value%22%3A%2299999%22%7D%7D'
+# The scans compared: NAME ACCEPT PATH (under $U/big/).
+SCANS="nope json *?filter=$NOPE
+nocol json *?column=f:nosuch
+last json *?filter=$LAST
+last_xml xml *?filter=$LAST
+last_pb pb *?filter=$LAST
+some json *?filter=$SOME
+some_limit json *?filter=$SOME&limit=7
+some_xml xml *?filter=$SOME
+glob json r1*?filter=$LAST
+glob_none json r1*/f:nosuch
+range json r0500000,r1999999?filter=$SOME"
+mime() { case $1 in json) echo application/json ;; xml) echo text/xml ;; pb) echo application/x-protobuf ;; esac; }
+scan_all() { # DIR: each scan's status, headers and body into DIR
+    mkdir -p "$1"
+    while read -r name acc path; do
+        curl -s -H "Accept: $(mime "$acc")" -D "$1/$name.h" -o "$1/$name.body" \
+            -w '%{http_code} %{time_total}\n' -m 120 "$U/big/$path" > "$1/$name.st"
+    done <<< "$SCANS"
+}
+
 # ---------------------------------------------------------------- the reference
 with_deadline 600000 || { bad "server did not start"; finish; }
 timed "$U/big/r0000001" > /dev/null   # warm the file
@@ -30,27 +60,60 @@ read -r st full_col < <(timed "$U/big/*?column=f:nosuch")
 read -r st2 full_filter < <(timed "$U/big/*?filter=$NOPE")
 check "reference: both scans run to the end (status $st, $st2): ${full_col} s and ${full_filter} s" \
     test "$st" = 200 -a "$st2" = 200
+scan_all "$T/ref"
 stop_server
 
 # ---------------------------------------------------------------- with a deadline
+# A 30 ms slice: every scan above takes many.
 with_deadline 30 || { bad "server did not start"; finish; }
 timed "$U/big/r0000001" > /dev/null
-read -r st t < <(timed "$U/big/*?column=f:nosuch")
-check "an unpaged scan of a column no row has stops with 503 (${t} s)" test "$st" = 503
-check "the 503 says how to go on" grep -q '"scan_deadline"' "$T/body"
-read -r st t < <(timed "$U/big/*?filter=$NOPE")
-check "an unpaged scan with a filter nothing passes stops with 503 (${t} s, full ${full_filter} s)" \
-    bash -c "[ '$st' = 503 ] && awk -v a='$t' -v b='$full_filter' 'BEGIN { exit !(a < b / 2) }'"
+scan_all "$T/sliced"
+while read -r name acc path; do
+    read -r rst rt < "$T/ref/$name.st"
+    read -r sst stt < "$T/sliced/$name.st"
+    rv=$(grep -i '^X-Kiln-Version:' "$T/ref/$name.h" | tr -d '\r')
+    sv=$(grep -i '^X-Kiln-Version:' "$T/sliced/$name.h" | tr -d '\r')
+    check "sliced scan $name ($acc): status $sst as unsliced ($rst), $(wc -c < "$T/sliced/$name.body") bytes identical (${stt} s; unsliced ${rt} s)" \
+        bash -c "[ '$sst' = '$rst' ] && [ '$rv' = '$sv' ] && cmp -s '$T/ref/$name.body' '$T/sliced/$name.body'"
+done <<< "$SCANS"
+keys() { python3 -c 'import json,sys,base64; print(",".join(base64.b64decode(r["key"]).decode() for r in json.load(open(sys.argv[1]))["Row"]))' "$1"; }
+check "the sliced scan with a filter passing only the last row answers that row ($(keys "$T/sliced/last.body"))" \
+    test "$(keys "$T/sliced/last.body")" = r1999999
+check "the sliced scan with a filter passing nothing answers 200 and no row ($(keys "$T/sliced/nope.body"))" \
+    bash -c "[ \"\$(cut -d' ' -f1 '$T/sliced/nope.st')\" = 200 ] && [ -z '$(keys "$T/sliced/nope.body")' ]"
+check "a sliced glob with no row is a 404, as unsliced" \
+    test "$(cut -d' ' -f1 "$T/sliced/glob_none.st")" = 404
+check "the sliced scans with a limit answers 7 rows" \
+    test "$(keys "$T/sliced/some_limit.body" | tr ',' '\n' | wc -l)" = 7
 
-# A point Get beside the filtered scan, on the one worker.
-curl -s -o /dev/null -m 60 "$U/big/*?filter=$NOPE" &
+# Point Gets beside a sliced scan, on the one worker, answer quickly.
+curl -s -o "$T/bgbody" -w '%{http_code} %{time_total}\n' -m 120 "$U/big/*?filter=$LAST" > "$T/bg" &
 bg=$!
-sleep 0.02
+sleep 0.05
 read -r st tget < <(timed "$U/big/r0001234")
+read -r st_n t_n < <(timed "$U/big/r0001235")
 wait "$bg"
-check "a point Get beside it is answered in ${tget} s (the scan alone takes ${full_filter} s)" \
-    bash -c "[ '$st' = 200 ] && awk -v a='$tget' -v b='$full_filter' 'BEGIN { exit !(a < b / 2) }'"
+read -r bst btime < "$T/bg"
+check "point Gets beside the sliced scan answer in ${tget} s and ${t_n} s (the scan took ${btime} s)" \
+    bash -c "[ '$st' = 200 ] && [ '$st_n' = 200 ] && awk -v a='$tget' -v b='$t_n' -v s='$btime' 'BEGIN { exit !(a < 0.5 && b < 0.5 && a + b < s / 2) }'"
+check "and the scan beside them answers the last row, as unsliced" \
+    bash -c "[ '$bst' = 200 ] && cmp -s '$T/ref/last.body' '$T/bgbody'"
+stop_server
 
+# --scan-max-mb still holds across slices: the second half of the table
+# (what SECOND passes, after a first half it passes over in many slices)
+# is far over 1 MiB.
+SECOND='%7B%22type%22%3A%22ValueFilter%22%2C%22op%22%3A%22EQUAL%22%2C%22comparator%22%3A%7B%22type%22%3A%22RegexStringComparator%22%2C%22value%22%3A%22%5Ev1%5B0-9%5D%7B6%7D%24%22%7D%7D'
+start_server --threads 1 --cache-mb 256 --request-deadline-ms 5 --scan-max-mb 1 ||
+    { bad "server did not start"; finish; }
+read -r st t < <(timed "$U/big/*?filter=$SOME")
+check "a sliced scan under --scan-max-mb 1 still answers (status $st)" test "$st" = 200
+read -r st t < <(timed "$U/big/*?filter=$SECOND")
+check "a sliced scan over --scan-max-mb answers 413 (status $st, ${t} s)" \
+    bash -c "[ '$st' = 413 ] && grep -q scan_too_large '$T/body'"
+stop_server
+
+with_deadline 30 || { bad "server did not start"; finish; }
 # Paged: each page answers at the deadline and says where to go on; the
 # pages together reach the end of the table.
 pages=0
