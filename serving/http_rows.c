@@ -291,7 +291,8 @@ http_rows_mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* count=true: rows counted, in pages of count_rows rows or HTTP_API_COUNT_MS. */
+/* count=true: rows counted, in pages of count_rows rows or HTTP_API_COUNT_MS
+ * (the request deadline, a time slice, if shorter). */
 static void
 http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
 {
@@ -306,7 +307,9 @@ http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
         http_api_fail_status(a, out, &err);
         return;
     }
-    int64_t deadline = http_rows_mono_ms() + HTTP_API_COUNT_MS;
+    int64_t deadline = http_rows_mono_ms() + (a->env->deadline_ms < HTTP_API_COUNT_MS
+                                                  ? a->env->deadline_ms
+                                                  : HTTP_API_COUNT_MS);
     uint64_t rows = 0;
     for (;;) {
         store_row r;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # abuse_test.sh -- many slow and bad clients beside well-behaved ones. A
-# table of 2M rows is served by kiln-server (2 workers, a 10 ms scan
-# deadline) on loopback; the point-Get latency of 16 well-behaved keep-alive
+# table of 2M rows is served by kiln-server (2 workers, the default
+# request deadline) on loopback; the point-Get latency of 16 well-behaved keep-alive
 # clients (HTTP and the Redis protocol, each a Get every 25 ms, latency
 # counted from when the Get was due) is measured alone, then again while
 # bad clients run (tests/serving/abuse_load.py): slowloris heads trickled a
@@ -12,9 +12,12 @@
 # abuse must stay within max(10 x the p99 alone, 150 ms): loose for two
 # noisy cores (it is tens of ms), while a bad client holding a worker for a
 # whole slow scan (a few hundred ms, again and again) puts it in seconds.
-# Each bad client must also have met its defence (408, 400, -ERR, 503).
-# ABUSE_SERVER_ARGS adds server options: --request-deadline-ms 600000 (or
-# the default 2000) takes the deadline away and the p99 check fails.
+# The slow scan is not refused: the default deadline is a short time slice
+# after which it gives the worker back and goes on later, so it is
+# answered (200) while the well-behaved clients keep their latency. Each
+# bad client must also have met its defence (408, 400, -ERR, 503, the
+# slice). ABUSE_SERVER_ARGS adds server options: --request-deadline-ms
+# 600000 (or 2000) makes the slice too long and the p99 check fails.
 # ABUSE_KINDS=slow_scan,... runs only those bad clients. Each kind of bad
 # client comes from its own 127.0.0.x address (the cap is per address);
 # every connection goes to 127.0.0.1. Prints "N passed, N failed".
@@ -31,7 +34,7 @@ awk -v n=$ROWS 'BEGIN { for (i = 0; i < n; i++) printf "r%07d\tf:q\t5\tPut\tv%d\
     load_rows big f p || { bad "kiln hfile write and load"; finish; }
 # shellcheck disable=SC2086
 start_server --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 256 --request-timeout 2 \
-    --request-deadline-ms 10 --max-conns-per-client "$CAP" ${ABUSE_SERVER_ARGS:-} ||
+    --max-conns-per-client "$CAP" ${ABUSE_SERVER_ARGS:-} ||
     { bad "server did not start"; finish; }
 if ! python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.9', 0))" 2>/dev/null; then
     bad "cannot bind 127.0.0.9 as a source address (the bad clients need 127.0.0.2-9)"
@@ -80,8 +83,8 @@ check "HTTP connections past the cap got 503 ($(got cap_http 'HTTP/1.1 503 Servi
     bash -c "[ $(got cap_http 'HTTP/1.1 503 Service Unavailable') -ge 6 ] && [ $(got cap_http 'HTTP/1.1 200 OK') -ge $CAP ]"
 check "RESP connections past the cap got -ERR, those under it +PONG" \
     python3 -c 'import json,sys; d = json.load(open(sys.argv[1]))["cap_resp"]; sys.exit(not (d.get("+PONG", 0) >= int(sys.argv[2]) and sum(v for k, v in d.items() if k.startswith("-ERR")) >= 6))' "$T/bad.json" "$CAP"
-check "the slow scan was stopped by the deadline (503: $(got slow_scan 'HTTP/1.1 503 Service Unavailable'))" \
-    test "$(got slow_scan 'HTTP/1.1 503 Service Unavailable')" -ge 1
+check "the slow scan ran in slices and was answered (200: $(got slow_scan 'HTTP/1.1 200 OK'))" \
+    test "$(got slow_scan 'HTTP/1.1 200 OK')" -ge 1
 check "the pipeliners' scans were sent" test "$(got pipeliner 'sent all')" -ge 1
 check "the server is still running" kill -0 "$SPID"
 check "and answers afterwards" bash -c "curl -sf -m 5 '$U/big/r0000042' | grep -q Row"
