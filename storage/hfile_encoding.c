@@ -427,7 +427,8 @@ out_room(flat_out *o, size_t k)
 {
     if (k > o->limit - o->bytes.len)
         return -1;
-    buf_reserve(&o->bytes, k);
+    /* at least one byte: the callers' data + len must never be NULL + 0 */
+    buf_reserve(&o->bytes, k != 0 ? k : 1);
     return 0;
 }
 
