@@ -132,9 +132,12 @@ filter_op_parse(const json_node *v, filter_op *op, kiln_err *err)
 }
 
 /* The regex compiler copies a subexpression once per count of a bounded
- * repeat, so nested ones multiply: "((a{99}){99}){99}" is a million nodes.
- * Every {m,n} in s is taken as nested in the others (an upper bound) and the
- * product of their counts must stay at most FILTER_REGEX_REPEAT_MAX.
+ * repeat, so nested ones multiply: "((a{99}){99}){99}" is a million nodes;
+ * "x+" is compiled as "xx*" and "x{m,}" as m copies and a star, so stacked
+ * or nested pluses double each time ("a+++...+" is exponential). Every
+ * {m,n} (n copies), {m,} (m + 1) and + (2) in s is taken as nested in the
+ * others (an upper bound) and the product must stay at most
+ * FILTER_REGEX_REPEAT_MAX.
  * Back-references (\1..\9) are refused: matching them backtracks without
  * bound over a long value, and a worker would hang on one request. */
 static int
@@ -148,19 +151,26 @@ filter_regex_bounded(const char *s, size_t len)
             i++;
             continue;
         }
-        if (s[i] != '{')
-            continue;
-        uint64_t most = 0, x = 0;
-        size_t j = i + 1;
-        for (; j < len && (isdigit((unsigned char)s[j]) || s[j] == ','); j++) {
-            x = s[j] == ',' ? 0 : x * 10 + (uint64_t)(s[j] - '0');
-            if (x > FILTER_REGEX_REPEAT_MAX)
-                return 0;
-            if (x > most)
-                most = x;
+        uint64_t copies = 0;
+        if (s[i] == '+') {
+            copies = 2;
+        } else if (s[i] == '{') {
+            uint64_t most = 0, x = 0;
+            int open = 0;   /* "{m,}" */
+            size_t j = i + 1;
+            for (; j < len && (isdigit((unsigned char)s[j]) || s[j] == ','); j++) {
+                x = s[j] == ',' ? 0 : x * 10 + (uint64_t)(s[j] - '0');
+                if (x > FILTER_REGEX_REPEAT_MAX)
+                    return 0;
+                if (x > most)
+                    most = x;
+                open = s[j] == ',';
+            }
+            if (j < len && s[j] == '}')
+                copies = open ? most + 1 : most;
         }
-        if (j < len && s[j] == '}' && most > 1) {
-            product *= most;
+        if (copies > 1) {
+            product *= copies;
             if (product > FILTER_REGEX_REPEAT_MAX)
                 return 0;
         }

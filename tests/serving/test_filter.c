@@ -370,6 +370,13 @@ filter_refusals(void **state)
         {"{\"type\":\"ValueFilter\",\"op\":\"EQUAL\",\"comparator\":{\"type\":"
          "\"RegexStringComparator\",\"value\":\"a{99999999999999999999}\"}}",
          "repeats more than"},
+        /* stacked pluses double the compiled tree each (found by fuzz_scanner) */
+        {"{\"type\":\"ValueFilter\",\"op\":\"EQUAL\",\"comparator\":{\"type\":"
+         "\"RegexStringComparator\",\"value\":\"YQ==++++++++++++++++++++++++++++++++++++++++\"}}",
+         "repeats more than"},
+        {"{\"type\":\"ValueFilter\",\"op\":\"EQUAL\",\"comparator\":{\"type\":"
+         "\"RegexStringComparator\",\"value\":\"((((a{99,})+)+){99,})\"}}",
+         "repeats more than"},
         {"{\"type\":\"ValueFilter\",\"op\":\"EQUAL\",\"comparator\":{\"type\":"
          "\"RegexStringComparator\",\"value\":\"(a*)*\\\\1\"}}",
          "back-reference"},
