@@ -73,28 +73,13 @@ def resp_trickle():
             break
     print("%.1f %s" % (time.time() - t0, got.split(b"\r\n")[0].decode() or "-"))
 
-def resp_hold(n):
-    # Open n Redis-protocol connections, then one more; print its answer to PING.
+def hold(n, request):
+    # Open n connections, then one more; print the first line it answers to request.
     keep = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
     time.sleep(0.3)
     extra = socket.create_connection(("127.0.0.1", port))
     extra.settimeout(3)
-    extra.sendall(b"PING\r\n")
-    try:
-        line = extra.recv(4096).split(b"\r\n")[0].decode() or "closed"
-    except OSError as e:
-        line = "error " + str(e)
-    print(line)
-    for s in keep:
-        s.close()
-
-def hold(n):
-    # Open n connections, then try one more and print its first line.
-    keep = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
-    time.sleep(0.3)
-    extra = socket.create_connection(("127.0.0.1", port))
-    extra.settimeout(3)
-    extra.sendall(b"GET /t/r1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    extra.sendall(request)
     try:
         line = extra.recv(4096).split(b"\r\n")[0].decode() or "closed"
     except OSError as e:
@@ -123,8 +108,8 @@ def flood(n, pid, seconds):
 
 {"trickle": lambda: trickle(),
  "resp_trickle": lambda: resp_trickle(),
- "hold": lambda: hold(int(sys.argv[3])),
- "resp_hold": lambda: resp_hold(int(sys.argv[3])),
+ "hold": lambda: hold(int(sys.argv[3]), b"GET /t/r1 HTTP/1.1\r\nHost: x\r\n\r\n"),
+ "resp_hold": lambda: hold(int(sys.argv[3]), b"PING\r\n"),
  "flood": lambda: flood(int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))}[sys.argv[1]]()
 EOF
 
