@@ -52,14 +52,20 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 lib_srcs = $(filter-out %_main.c,$(wildcard $(1)/*.c))
 lib_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lib_srcs,$(1)))
 
-STORAGE_LIB  := $(BUILD)/lib/libkiln_storage.a
+# storage/ is three libraries, each linking only downward: store -> hfile -> base.
+BASE_LIB     := $(BUILD)/lib/libkiln_base.a
+HFILE_LIB    := $(BUILD)/lib/libkiln_hfile.a
+STORE_LIB    := $(BUILD)/lib/libkiln_store.a
+STORAGE_LIB  := $(STORE_LIB) $(HFILE_LIB) $(BASE_LIB)
 MR_LIB       := $(BUILD)/lib/libkiln_mr.a
 JOBS_LIB     := $(BUILD)/lib/libkiln_jobs.a
 BULKLOAD_LIB := $(BUILD)/lib/libkiln_bulkload.a
 SERVING_LIB  := $(BUILD)/lib/libkiln_serving.a
 CLI_LIB      := $(BUILD)/lib/libkiln_cli.a
 
-$(STORAGE_LIB):  $(call lib_objs,storage)
+$(BASE_LIB):     $(call lib_objs,storage/base)
+$(HFILE_LIB):    $(call lib_objs,storage/hfile)
+$(STORE_LIB):    $(call lib_objs,storage/store)
 $(MR_LIB):       $(call lib_objs,mapreduce)
 $(JOBS_LIB):     $(call lib_objs,jobs)
 $(BULKLOAD_LIB): $(call lib_objs,bulkload)
@@ -186,9 +192,9 @@ demo: deps all
 # ---------------------------------------------------------------- fuzzing
 # libFuzzer targets are built with clang from the sources directly (own ASan build).
 FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
-FUZZ_STORAGE_SRCS := $(call lib_srcs,storage)
+FUZZ_STORAGE_SRCS := $(foreach d,base hfile store,$(call lib_srcs,storage/$(d)))
 
-$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*.h) | deps
+$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*/*.h) | deps
 	@mkdir -p $(dir $@)
 	$(FUZZCC) -std=c11 -g -O1 -I. -D_GNU_SOURCE -DKILN_VERSION='"$(VERSION)"' \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(FUZZ_EXTRA_FLAGS) \

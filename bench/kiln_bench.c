@@ -16,13 +16,13 @@
 #include <sysexits.h>
 
 #include "dataset.h"
-#include "storage/block_cache.h"
-#include "storage/bloom.h"
-#include "storage/cell.h"
-#include "storage/compress.h"
-#include "storage/hfile_reader.h"
-#include "storage/hfile_writer.h"
-#include "storage/status.h"
+#include "storage/base/block_cache.h"
+#include "storage/hfile/bloom.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/compress.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/base/status.h"
 
 #define KILN_BENCH_FAMILY "f"
 #define KILN_BENCH_QUALIFIER "v"

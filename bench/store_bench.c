@@ -15,12 +15,12 @@
 
 #include "bulkload/bulkload.h"
 #include "dataset.h"
-#include "storage/block_cache.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/hfile_writer.h"
-#include "storage/store_view.h"
-#include "storage/table.h"
+#include "storage/base/block_cache.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/store_view.h"
+#include "storage/store/table.h"
 
 #define STORE_BENCH_TABLE "bench"
 #define STORE_BENCH_TS 1700000000000LL

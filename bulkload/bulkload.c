@@ -17,13 +17,13 @@
 #endif
 
 #include "bulkload/bulkload_int.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/hfile_format.h"
-#include "storage/hfile_reader.h"
-#include "storage/store_index.h"
-#include "storage/store_rec.h"
-#include "storage/store_salt.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_format.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/store/store_index.h"
+#include "storage/base/store_rec.h"
+#include "storage/store/store_salt.h"
 
 void
 bulkload_options_init(bulkload_options *o)

@@ -47,10 +47,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/status.h"
-#include "storage/table.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
+#include "storage/store/table.h"
 
 #define BULKLOAD_SUCCESS_FILE "_SUCCESS"
 #define BULKLOAD_JOB_REPORT "_job.json"

@@ -7,11 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/hfile_reader.h"
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/status.h"
-#include "storage/table.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
+#include "storage/store/table.h"
 
 /* Region of `row` under the schema's split keys: the number of split keys
  * that sort at or before it. */

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/cell.h"
-#include "storage/hfile_format.h"
-#include "storage/hfile_writer.h"
+#include "storage/hfile/cell.h"
+#include "storage/hfile/hfile_format.h"
+#include "storage/hfile/hfile_writer.h"
 
 size_t
 bulkload_region_of(const kiln_schema *s, const uint8_t *row, size_t n)

@@ -15,7 +15,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "storage/cell.h"
+#include "storage/hfile/cell.h"
 
 /* ------------------------------------------------------------------ output */
 

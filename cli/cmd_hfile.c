@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "storage/block_cache.h"
-#include "storage/bloom.h"
-#include "storage/cell.h"
-#include "storage/coding.h"
-#include "storage/compress.h"
-#include "storage/env.h"
-#include "storage/hfile_format.h"
-#include "storage/hfile_reader.h"
-#include "storage/hfile_writer.h"
+#include "storage/base/block_cache.h"
+#include "storage/hfile/bloom.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/coding.h"
+#include "storage/base/compress.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_format.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/hfile_writer.h"
 
 #define CMD_HFILE_CTX "hfile"
 /* Block cache for dump/meta/check: index and bloom blocks stay hot, data

@@ -15,7 +15,7 @@
 
 #include "bulkload/bulkload.h"
 #include "cli/cli.h"
-#include "storage/env.h"
+#include "storage/base/env.h"
 
 static const char cmd_load_usage_text[] =
     "Usage: kiln load TABLE JOB_OUTPUT_DIR [--replace | --append] [--dry-run]\n"

@@ -20,12 +20,12 @@
 #include "cli/remote.h"
 #include "cli/shell_filter.h"
 #include "serving/filter.h"
-#include "storage/block_cache.h"
-#include "storage/cell.h"
-#include "storage/schema.h"
-#include "storage/store_index.h"
-#include "storage/store_view.h"
-#include "storage/table.h"
+#include "storage/base/block_cache.h"
+#include "storage/hfile/cell.h"
+#include "storage/store/schema.h"
+#include "storage/store/store_index.h"
+#include "storage/store/store_view.h"
+#include "storage/store/table.h"
 
 #define CMD_READ_CACHE_BYTES (64u << 20)
 #define CMD_READ_COL_WIDTH 32

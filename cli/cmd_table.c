@@ -17,13 +17,13 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/store_index.h"
-#include "storage/store_view.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/store/store_index.h"
+#include "storage/store/store_view.h"
+#include "storage/store/table.h"
 
 /* ------------------------------------------------------------------ shared */
 

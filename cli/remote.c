@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "cli/rest_http.h"
-#include "storage/cell.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/store/table.h"
 
 #define REMOTE_JSON "application/json"
 #define REMOTE_MULTIGET_ROWS 100     /* rows per multiget request (URL length) */

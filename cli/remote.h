@@ -26,11 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/schema.h"
-#include "storage/status.h"
-#include "storage/store_index.h"
-#include "storage/store_view.h"
+#include "storage/base/buf.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
+#include "storage/store/store_index.h"
+#include "storage/store/store_view.h"
 
 #define REMOTE_TIMEOUT_MS 30000
 #define REMOTE_SCANNER_BATCH 1000   /* cells per scanner batch */

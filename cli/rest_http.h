@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 #define REST_HTTP_BODY_MAX ((size_t)1 << 30)
 #define REST_HTTP_URL_MAX 2048

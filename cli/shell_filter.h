@@ -24,8 +24,8 @@
 
 #include <stddef.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 #define SHELL_FILTER_TEXT_MAX (64 * 1024)
 #define SHELL_FILTER_NODES_MAX 256

@@ -18,13 +18,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "storage/block_cache.h"
-#include "storage/buf.h"
-#include "storage/cell.h"
-#include "storage/coding.h"
-#include "storage/crc32c.h"
-#include "storage/hfile_format.h"
-#include "storage/hfile_reader.h"
+#include "storage/base/block_cache.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/coding.h"
+#include "storage/base/crc32c.h"
+#include "storage/hfile/hfile_format.h"
+#include "storage/hfile/hfile_reader.h"
 
 #define MAX_STEPS 100000    /* iteration steps per direction (a hostile index can revisit blocks) */
 #define MAX_KEYS 16

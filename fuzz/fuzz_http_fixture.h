@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include "serving/views.h"
-#include "storage/cell.h"
-#include "storage/hfile_writer.h"
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/store/table.h"
 
 static char fuzz_data_dir[256];
 static views *fuzz_views;

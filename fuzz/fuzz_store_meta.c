@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/buf.h"
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/store_index.h"
-#include "storage/store_rec.h"
+#include "storage/base/buf.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/store/store_index.h"
+#include "storage/base/store_rec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 #define CELLKEY_SIGN 0x8000000000000000ull
 

@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/cell.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/status.h"
 
 /* Append the encoding of c's key (value, tags, mvcc ignored) to out. */
 void cellkey_append(kbuf *out, const kiln_cell *c);

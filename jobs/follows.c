@@ -30,7 +30,7 @@
 #include "jobs/jobs.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 #define FOLLOWS_FIELDS 3
 #define FOLLOWS_OUT "follows"

@@ -16,8 +16,8 @@
 #include <strings.h>
 
 #include "jobs/cellkey.h"
-#include "storage/env.h"
-#include "storage/hfile_writer.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_writer.h"
 
 struct hfile_output {
     mr_job *job;

@@ -22,8 +22,8 @@
 #include <stddef.h>
 
 #include "mapreduce/mr_job.h"
-#include "storage/schema.h"
-#include "storage/status.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
 
 typedef struct hfile_output hfile_output;
 

@@ -14,10 +14,10 @@
 #include "jobs/cellkey.h"
 #include "jobs/hfile_output.h"
 #include "mapreduce/mr_counters.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/store_index.h"
-#include "storage/store_salt.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/store/store_index.h"
+#include "storage/store/store_salt.h"
 
 #define INDEX_OUTPUT_GAP_LEN 3
 #define INDEX_OUTPUT_HEAD 4           /* gap + index number */

@@ -59,9 +59,9 @@
 #include <stddef.h>
 
 #include "mapreduce/mr_job.h"
-#include "storage/buf.h"
-#include "storage/schema.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
 
 #define INDEX_OUTPUT_CONF "kiln.index"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "storage/table.h"
+#include "storage/store/table.h"
 
 void
 jobs_register_all(void)

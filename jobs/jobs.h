@@ -11,8 +11,8 @@
 #define KILN_JOBS_H
 
 #include "mapreduce/mr_job.h"
-#include "storage/schema.h"
-#include "storage/status.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
 
 extern const mr_job_def wordcount_job;
 extern const mr_job_def importtsv_job;

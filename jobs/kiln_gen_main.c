@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "jobs/view_gen.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 static const view_gen_def *const kiln_gen_defs[] = {
     &useractions_gen, &tslog_gen, &orders_gen, &follows_gen, &reviews_gen,

@@ -45,7 +45,7 @@
 #include "jobs/view_gen.h"
 #include "mapreduce/mr_input.h"
 #include "mapreduce/mr_reader.h"
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 enum { ORDERS_CUSTOMERS, ORDERS_ORDERS, ORDERS_LINES, ORDERS_ROLES };
 

@@ -30,7 +30,7 @@
 #include "jobs/jobs.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 #define REVIEWS_FIELDS 7
 #define REVIEWS_ROW 9

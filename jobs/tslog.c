@@ -55,7 +55,7 @@
 #include "jobs/jobs.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 #define TSLOG_FIELDS 4
 #define TSLOG_NAME_MAX 255        /* host and event, bytes */

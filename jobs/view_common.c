@@ -21,12 +21,12 @@
 #include "jobs/index_output.h"
 #include "jobs/jobs.h"
 #include "mapreduce/mr_counters.h"
-#include "storage/cell.h"
-#include "storage/coding.h"
-#include "storage/env.h"
-#include "storage/schema.h"
-#include "storage/store_salt.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/coding.h"
+#include "storage/base/env.h"
+#include "storage/store/schema.h"
+#include "storage/store/store_salt.h"
+#include "storage/store/table.h"
 
 #define VIEW_SUCCESS_FILE "_SUCCESS"   /* written last by the engine's commit */
 #define VIEW_REPORT_FILE "_job.json"

@@ -56,8 +56,8 @@
 #include <stdint.h>
 
 #include "mapreduce/mr_job.h"
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 #define VIEW_TABLES_MAX 8
 #define VIEW_FAMILIES_MAX 4

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "storage/env.h"
+#include "storage/base/env.h"
 
 /* ------------------------------------------------------------------ random */
 

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 #define VIEW_GEN_ROWS_MAX 1000000000000ull   /* 1e12 */
 #define VIEW_GEN_FILES_MAX 10000

@@ -17,7 +17,7 @@
 #include "jobs/cellkey.h"
 #include "jobs/hfile_output.h"
 #include "jobs/jobs.h"
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 #define WORDCOUNT_FAMILY "f"
 #define WORDCOUNT_QUALIFIER "count"

@@ -14,7 +14,7 @@
 
 #include "mapreduce/mr_job.h"
 #include "mapreduce/mr_output.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 static void
 kiln_mr_usage(FILE *out)

@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/coding.h"
-#include "storage/store_rec.h"
+#include "storage/base/coding.h"
+#include "storage/base/store_rec.h"
 
 /* ------------------------------------------------------------------ digests */
 

@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 typedef struct mr_comm {
     MPI_Comm comm;

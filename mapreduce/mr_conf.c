@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 typedef struct mr_conf_entry_rec {
     char *key;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 typedef struct mr_conf mr_conf;
 

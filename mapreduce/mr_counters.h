@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 enum {
     MR_C_FILE_BYTES_READ = 0,

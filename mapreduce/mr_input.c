@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 static int
 mr_input_is_gzip(const char *path)

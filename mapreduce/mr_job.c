@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "storage/coding.h"
-#include "storage/env.h"
+#include "storage/base/coding.h"
+#include "storage/base/env.h"
 
 #define MR_DEFAULT_SORT_MB 32.0
 #define MR_DEFAULT_MERGE_FACTOR 32

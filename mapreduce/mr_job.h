@@ -49,8 +49,8 @@
 #include "mapreduce/mr_conf.h"
 #include "mapreduce/mr_output.h"
 #include "mapreduce/mr_sortbuf.h"
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 typedef struct mr_job mr_job;
 typedef struct mr_task mr_task;

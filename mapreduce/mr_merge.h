@@ -18,8 +18,8 @@
 #include <stdint.h>
 
 #include "mapreduce/mr_run.h"
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 typedef struct mr_merger mr_merger;
 

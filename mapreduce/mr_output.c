@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/env.h"
+#include "storage/base/env.h"
 
 typedef struct mr_output_text_writer {
     env_file *f;

@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 typedef struct mr_output_format {
     const char *name;

@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 #define MR_PARTITION_K1 0x9e3779b97f4a7c15ull
 #define MR_PARTITION_K2 0xc2b2ae3d27d4eb4full

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "storage/env.h"
+#include "storage/base/env.h"
 
 #define MR_READER_CHUNK (1024 * 1024)
 

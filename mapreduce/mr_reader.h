@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "mapreduce/mr_input.h"
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 typedef struct mr_reader mr_reader;
 

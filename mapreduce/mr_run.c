@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/coding.h"
-#include "storage/crc32c.h"
+#include "storage/base/coding.h"
+#include "storage/base/crc32c.h"
 
 /* A block larger than this is not one we wrote: a record is limited to what
  * one varint-sized key and value can hold in memory, far below it. */

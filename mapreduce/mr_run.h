@@ -29,10 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/compress.h"
-#include "storage/env.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/compress.h"
+#include "storage/base/env.h"
+#include "storage/base/status.h"
 
 #define MR_RUN_BLOCK_HEADER 20
 #define MR_RUN_BLOCK_DEFAULT (64 * 1024)

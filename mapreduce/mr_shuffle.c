@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 #define MR_SHUFFLE_MIN_QUOTA (64 * 1024)
 #define MR_SHUFFLE_PIECE_HEADER 8

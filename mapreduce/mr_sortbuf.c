@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 #define MR_SORTBUF_REC_HDR 12
 #define MR_SORTBUF_DEAD UINT32_MAX

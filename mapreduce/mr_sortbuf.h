@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 /* Smallest budget accepted; smaller requests are raised to it. */
 #define MR_SORTBUF_MIN (64 * 1024)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 #define CLIENTS_BUCKETS 4096
 

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 #define EV_BATCH 256
 

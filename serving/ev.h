@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 #define EV_NONE 0
 #define EV_READABLE 1

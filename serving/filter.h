@@ -40,9 +40,9 @@
 #include <stddef.h>
 
 #include "serving/json.h"
-#include "storage/cell.h"
-#include "storage/status.h"
-#include "storage/store_view.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/status.h"
+#include "storage/store/store_view.h"
 
 #define FILTER_NODES_MAX 256
 #define FILTER_REGEX_MAX 1024

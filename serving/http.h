@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 #define HTTP_HEADERS_MAX_DEFAULT 64
 #define HTTP_BODY_MAX ((size_t)1 << 20)

@@ -30,7 +30,7 @@
 
 #include "serving/http_api_int.h"
 #include "serving/json.h"
-#include "storage/schema.h"
+#include "storage/store/schema.h"
 
 /* The name a client sees: "t" for "default:t" (HBase's convention). */
 static const char *

@@ -51,7 +51,7 @@
 #include "serving/http.h"
 #include "serving/metrics.h"
 #include "serving/views.h"
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 #define HTTP_API_PAGE_ROWS_DEFAULT 10000
 #define HTTP_API_PAGE_BYTES_DEFAULT ((size_t)4 << 20)

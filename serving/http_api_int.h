@@ -16,7 +16,7 @@
 #include "serving/filter.h"
 #include "serving/http_api.h"
 #include "serving/http_rep.h"
-#include "storage/schema.h"
+#include "storage/store/schema.h"
 
 typedef enum http_route {
     HR_TABLES,

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 #define HTTP_CLIENT_HEAD_MAX (64 * 1024)
 #define HTTP_CLIENT_BODY_MAX ((uint64_t)1 << 30)

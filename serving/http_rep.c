@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "serving/json.h"
-#include "storage/coding.h"
+#include "storage/base/coding.h"
 
 http_rep
 http_rep_from_accept(kslice accept)

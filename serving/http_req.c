@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "serving/http_api_int.h"
-#include "storage/schema.h"
+#include "storage/store/schema.h"
 
 /* The route table: segments to match ("?" any one segment). First match wins. */
 static const struct http_route_def {

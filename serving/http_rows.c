@@ -15,7 +15,7 @@
 
 #include "serving/http_api_int.h"
 #include "serving/json.h"
-#include "storage/store_index.h"
+#include "storage/store/store_index.h"
 
 static int
 http_rows_filter(http_api *a, filter **f, http_api_reply *out)

@@ -27,7 +27,7 @@
 #include "serving/http_api_int.h"
 #include "serving/json.h"
 #include "serving/scanner_spec.h"
-#include "storage/schema.h"
+#include "storage/store/schema.h"
 
 typedef struct http_scanner {
     char id[HTTP_SCANNER_ID_LEN + 1];

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
 
 #define JSON_DEPTH_MAX 64
 

@@ -19,7 +19,7 @@
 
 #include "serving/server.h"
 #include "serving/slog.h"
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 static const char kiln_server_usage_text[] =
     "Usage: kiln-server [--data DIR] [--listen ADDR] [--threads N] [--cache-mb N]\n"

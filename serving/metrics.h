@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 typedef enum metrics_route {
     ROUTE_TABLES = 0,     /* GET / */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 #define NET_ADDR_MAX 300
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 #define RESP_ARGS_MAX_DEFAULT 4096
 

@@ -15,7 +15,7 @@
 
 #include "serving/resp.h"
 #include "serving/slog.h"
-#include "storage/cell.h"
+#include "storage/hfile/cell.h"
 
 struct resp_api {
     const resp_api_env *env;

@@ -24,9 +24,9 @@
 
 #include "serving/metrics.h"
 #include "serving/views.h"
-#include "storage/buf.h"
-#include "storage/schema.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
 
 #define RESP_API_COLUMNS_MAX 64
 

@@ -32,9 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/buf.h"
-#include "storage/cell.h"
-#include "storage/store_view.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
+#include "storage/store/store_view.h"
 
 #define ROWCACHE_NO_EXPIRY INT64_MAX
 

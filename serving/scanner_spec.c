@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "serving/json.h"
-#include "storage/coding.h"
-#include "storage/schema.h"
+#include "storage/base/coding.h"
+#include "storage/store/schema.h"
 
 void
 scanner_spec_init(scanner_spec *s)

@@ -24,9 +24,9 @@
 #include <stdint.h>
 
 #include "serving/http_rep.h"
-#include "storage/buf.h"
-#include "storage/status.h"
-#include "storage/store_view.h"
+#include "storage/base/buf.h"
+#include "storage/base/status.h"
+#include "storage/store/store_view.h"
 
 #define SCANNER_SPEC_COLUMNS_MAX 64
 

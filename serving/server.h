@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "serving/views.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 #define SERVER_LISTEN_DEFAULT "127.0.0.1:8080"
 #define SERVER_MAX_CONNS_DEFAULT 10000

@@ -14,10 +14,10 @@
 #include <time.h>
 
 #include "serving/metrics.h"
-#include "storage/block_cache.h"
-#include "storage/cell.h"
-#include "storage/manifest.h"
-#include "storage/table.h"
+#include "storage/base/block_cache.h"
+#include "storage/hfile/cell.h"
+#include "storage/store/manifest.h"
+#include "storage/store/table.h"
 
 static void
 status_page_printf(kbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

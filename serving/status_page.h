@@ -11,7 +11,7 @@
 
 #include "serving/http_api.h"
 #include "serving/views.h"
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 /* Append the page to out. */
 void status_page_render(const http_api_env *env, views_reader *r, kbuf *out);

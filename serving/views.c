@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "serving/slog.h"
-#include "storage/schema.h"
-#include "storage/table.h"
+#include "storage/store/schema.h"
+#include "storage/store/table.h"
 
 #define VIEWS_LIST_MS 1000
 #define VIEWS_RETRY_MS 1000

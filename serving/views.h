@@ -34,9 +34,9 @@
 #include <stdint.h>
 
 #include "serving/rowcache.h"
-#include "storage/block_cache.h"
-#include "storage/status.h"
-#include "storage/store_view.h"
+#include "storage/base/block_cache.h"
+#include "storage/base/status.h"
+#include "storage/store/store_view.h"
 
 #define VIEWS_POLL_MS_DEFAULT 100
 #define VIEWS_WARM_MS_DEFAULT 600

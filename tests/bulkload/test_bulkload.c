@@ -23,14 +23,14 @@
 #include <unistd.h>
 
 #include "bulkload/bulkload.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/hfile_reader.h"
-#include "storage/hfile_writer.h"
-#include "storage/manifest.h"
-#include "storage/store_index.h"
-#include "storage/store_salt.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/manifest.h"
+#include "storage/store/store_index.h"
+#include "storage/store/store_salt.h"
+#include "storage/store/table.h"
 #include "tests/support/test_util.h"
 
 static uint64_t rng_state;

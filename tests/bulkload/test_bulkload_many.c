@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "bulkload/bulkload.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/hfile_writer.h"
-#include "storage/store_view.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/store_view.h"
+#include "storage/store/table.h"
 #include "tests/support/test_util.h"
 
 #define NFILES 10000

@@ -28,14 +28,14 @@
 #include <unistd.h>
 
 #include "bulkload/bulkload.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/env_power.h"
-#include "storage/hfile_reader.h"
-#include "storage/hfile_writer.h"
-#include "storage/store_index.h"
-#include "storage/store_rec.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/base/env_power.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/store_index.h"
+#include "storage/base/store_rec.h"
+#include "storage/store/table.h"
 #include "tests/support/job_fixture.h"
 #include "tests/support/test_util.h"
 

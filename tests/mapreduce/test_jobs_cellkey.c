@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "jobs/cellkey.h"
-#include "storage/buf.h"
-#include "storage/cell.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
 
 static uint64_t rng_state;
 

@@ -14,7 +14,7 @@
 
 #include "mapreduce/mr_conf.h"
 #include "mapreduce/mr_counters.h"
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 static void
 counters_names_and_print(void **state)

@@ -18,7 +18,7 @@
 
 #include "mapreduce/mr_input.h"
 #include "mapreduce/mr_reader.h"
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 static uint64_t rng_state;
 static char tmpdir[256];

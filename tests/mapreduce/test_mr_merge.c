@@ -17,8 +17,8 @@
 #include "mapreduce/mr_merge.h"
 #include "mapreduce/mr_run.h"
 #include "mapreduce/mr_sortbuf.h"
-#include "storage/buf.h"
-#include "storage/env.h"
+#include "storage/base/buf.h"
+#include "storage/base/env.h"
 
 static uint64_t rng_state;
 static char tmpdir[256];

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "mapreduce/mr_partition.h"
-#include "storage/buf.h"
+#include "storage/base/buf.h"
 
 static uint64_t rng_state;
 

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "mapreduce/mr_run.h"
-#include "storage/buf.h"
-#include "storage/env.h"
+#include "storage/base/buf.h"
+#include "storage/base/env.h"
 
 static uint64_t rng_state;
 static char tmpdir[256];

@@ -15,8 +15,8 @@
 
 #include "mapreduce/mr_partition.h"
 #include "mapreduce/mr_sortbuf.h"
-#include "storage/buf.h"
-#include "storage/coding.h"
+#include "storage/base/buf.h"
+#include "storage/base/coding.h"
 
 static uint64_t rng_state;
 

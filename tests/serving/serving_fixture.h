@@ -22,11 +22,11 @@
 
 #include "serving/http.h"
 #include "serving/http_client.h"
-#include "storage/cell.h"
-#include "storage/hfile_writer.h"
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/store/table.h"
 #include "tests/support/test_util.h"
 
 #define FX_IO_TIMEOUT_MS 10000

@@ -13,14 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/bloom.h"
-#include "storage/buf.h"
-#include "storage/cell.h"
-#include "storage/coding.h"
-#include "storage/compress.h"
-#include "storage/crc32c.h"
-#include "storage/env.h"
-#include "storage/status.h"
+#include "storage/hfile/bloom.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/coding.h"
+#include "storage/base/compress.h"
+#include "storage/base/crc32c.h"
+#include "storage/base/env.h"
+#include "storage/base/status.h"
 
 #define TESTDATA "tests/data/hbase/"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/block_cache.h"
+#include "storage/base/block_cache.h"
 
 static uint64_t rng_seed;
 

@@ -25,15 +25,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/buf.h"
-#include "storage/cell.h"
-#include "storage/coding.h"
-#include "storage/crc32c.h"
-#include "storage/env.h"
-#include "storage/hfile_format.h"
-#include "storage/compress.h"
-#include "storage/hfile_reader.h"
-#include "storage/hfile_writer.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/coding.h"
+#include "storage/base/crc32c.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_format.h"
+#include "storage/base/compress.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/hfile_writer.h"
 #include "tests/support/test_util.h"
 
 #define TESTDATA "tests/data/hbase/"

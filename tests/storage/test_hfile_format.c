@@ -15,13 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/buf.h"
-#include "storage/coding.h"
-#include "storage/compress.h"
-#include "storage/crc32c.h"
-#include "storage/env.h"
-#include "storage/hfile_format.h"
-#include "storage/status.h"
+#include "storage/base/buf.h"
+#include "storage/base/coding.h"
+#include "storage/base/compress.h"
+#include "storage/base/crc32c.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_format.h"
+#include "storage/base/status.h"
 
 #define TESTDATA "tests/data/hbase/"
 #define VEC10 TESTDATA "hbase264_none_rowbloom_10cells.hfile"

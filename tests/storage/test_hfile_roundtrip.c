@@ -16,16 +16,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/block_cache.h"
-#include "storage/bloom.h"
-#include "storage/buf.h"
-#include "storage/cell.h"
-#include "storage/coding.h"
-#include "storage/compress.h"
-#include "storage/env.h"
-#include "storage/hfile_reader.h"
-#include "storage/hfile_writer.h"
-#include "storage/status.h"
+#include "storage/base/block_cache.h"
+#include "storage/hfile/bloom.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/coding.h"
+#include "storage/base/compress.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/base/status.h"
 
 static uint64_t rng_state;
 static char tmp_dir[64];

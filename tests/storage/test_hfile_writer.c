@@ -20,15 +20,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "storage/bloom.h"
-#include "storage/buf.h"
-#include "storage/cell.h"
-#include "storage/coding.h"
-#include "storage/compress.h"
-#include "storage/env.h"
-#include "storage/hfile_format.h"
-#include "storage/hfile_writer.h"
-#include "storage/status.h"
+#include "storage/hfile/bloom.h"
+#include "storage/base/buf.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/coding.h"
+#include "storage/base/compress.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_format.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/base/status.h"
 
 #define TESTDATA "tests/data/hbase/"
 

@@ -19,12 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/crc32c.h"
-#include "storage/env.h"
-#include "storage/env_power.h"
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/table.h"
+#include "storage/base/crc32c.h"
+#include "storage/base/env.h"
+#include "storage/base/env_power.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/store/table.h"
 #include "tests/support/test_util.h"
 
 static uint64_t rng_state;

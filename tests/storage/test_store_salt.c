@@ -22,12 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/cell.h"
-#include "storage/hfile_writer.h"
-#include "storage/manifest.h"
-#include "storage/store_salt.h"
-#include "storage/store_view.h"
-#include "storage/table.h"
+#include "storage/hfile/cell.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/manifest.h"
+#include "storage/store/store_salt.h"
+#include "storage/store/store_view.h"
+#include "storage/store/table.h"
 #include "tests/support/test_util.h"
 
 static uint64_t rng_state;

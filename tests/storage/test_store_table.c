@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/env.h"
-#include "storage/manifest.h"
-#include "storage/schema.h"
-#include "storage/store_rec.h"
-#include "storage/table.h"
+#include "storage/base/env.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/base/store_rec.h"
+#include "storage/store/table.h"
 #include "tests/support/test_util.h"
 
 static uint64_t rng_state;

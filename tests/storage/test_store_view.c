@@ -21,13 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "storage/block_cache.h"
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/hfile_writer.h"
-#include "storage/manifest.h"
-#include "storage/store_view.h"
-#include "storage/table.h"
+#include "storage/base/block_cache.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/manifest.h"
+#include "storage/store/store_view.h"
+#include "storage/store/table.h"
 #include "tests/support/test_util.h"
 
 static uint64_t rng_state;

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "storage/cell.h"
-#include "storage/env.h"
-#include "storage/hfile_reader.h"
-#include "storage/hfile_writer.h"
-#include "storage/store_index.h"
-#include "storage/store_rec.h"
+#include "storage/hfile/cell.h"
+#include "storage/base/env.h"
+#include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/hfile_writer.h"
+#include "storage/store/store_index.h"
+#include "storage/base/store_rec.h"
 #include "tests/support/test_util.h"
 
 void

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "storage/schema.h"
+#include "storage/store/schema.h"
 
 /* The schema of default:t. */
 void tjob_schema_t(kiln_schema *s);

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 /* The next value of a SplitMix64 sequence kept in *state (reproducible
  * random cases from a printed seed). */

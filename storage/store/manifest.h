@@ -1,0 +1,128 @@
+/* manifest.h -- the full description of one view version of a table, and the
+ * CURRENT pointer that names the published version.
+ *
+ * A manifest lists, for each table of a publish group, its schema, its regions
+ * [start, end) and, per region, the HFiles of each family with their sizes and
+ * load sequence numbers; plus the version number, its parent, the creation
+ * time, the kind of load that made it and the source jobs whose output it
+ * holds. tables[0] is the table itself; further entries are index tables that
+ * are published with it in the same atomic step (issue #6), so one CURRENT
+ * swap covers a table and all its indexes.
+ *
+ * Files are named by lower-case hex names that are never reused, relative to
+ * the table directory's files/ folder. A file's seq is the version that first
+ * loaded it: when two files hold the same cell key, the larger seq wins.
+ *
+ * Encoded as one record (store_rec.h); layouts in docs/storage-format.md §2.4
+ * and §2.5. Ownership: a manifest owns everything it points to.
+ */
+#ifndef KILN_MANIFEST_H
+#define KILN_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/base/buf.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
+
+#define MANIFEST_MAGIC "KILNMANI"
+#define MANIFEST_POINTER_MAGIC "KILNCURR"
+#define MANIFEST_FORMAT_VERSION 1
+#define MANIFEST_FILE_NAME_MAX 32
+#define MANIFEST_PATH_MAX 4096
+
+typedef enum manifest_kind {
+    MANIFEST_KIND_REPLACE = 1,   /* the load's files are the whole view */
+    MANIFEST_KIND_APPEND = 2     /* the load's files joined the parent version's */
+} manifest_kind;
+
+typedef struct manifest_file {
+    char family[SCHEMA_FAMILY_NAME_MAX + 1];
+    char name[MANIFEST_FILE_NAME_MAX + 1];   /* [0-9a-f]+ under files/ */
+    uint64_t size;                           /* bytes */
+    uint64_t seq;                            /* load sequence (version that loaded it) */
+    uint64_t entries;                        /* cells */
+} manifest_file;
+
+typedef struct manifest_region {
+    kbuf start;                  /* inclusive; empty = unbounded */
+    kbuf end;                    /* exclusive; empty = unbounded */
+    manifest_file *files;        /* sorted by family, then seq descending */
+    size_t file_count;
+} manifest_region;
+
+typedef struct manifest_table {
+    kiln_schema schema;          /* the table's definition as of this version */
+    manifest_region *regions;    /* split_count + 1, in key order */
+    size_t region_count;
+} manifest_table;
+
+typedef struct manifest_source {
+    uint64_t fingerprint;        /* of the job output (bulkload computes it) */
+    uint64_t version;            /* version that loaded it */
+    int64_t loaded_ms;
+    char *path;                  /* job output directory as given */
+} manifest_source;
+
+typedef struct manifest {
+    uint64_t version;            /* >= 1 */
+    uint64_t parent;             /* version current when this one was made; 0 = none */
+    int64_t created_ms;
+    manifest_kind kind;
+    manifest_source *sources;
+    size_t source_count;
+    manifest_table *tables;      /* tables[0] = the table; then its index tables */
+    size_t table_count;
+} manifest;
+
+/* The CURRENT pointer's content. */
+typedef struct manifest_pointer {
+    uint64_t version;
+    uint32_t manifest_crc;       /* CRC32C of the manifest record it names */
+} manifest_pointer;
+
+void manifest_init(manifest *m);
+void manifest_free(manifest *m);   /* m may be NULL */
+/* Deep copy into dst (initialized by the call). */
+void manifest_copy(manifest *dst, const manifest *src);
+
+/* Add a table with the schema's regions and no files. Returns it. */
+manifest_table *manifest_add_table(manifest *m, const kiln_schema *schema);
+/* Append a file to a region (keeps files sorted by family, then seq descending). */
+void manifest_region_add_file(manifest_region *r, const manifest_file *f);
+/* Append a source (path copied). */
+void manifest_add_source(manifest *m, uint64_t fingerprint, uint64_t version, int64_t loaded_ms,
+                         const char *path);
+/* The table named name (canonical) or NULL. */
+manifest_table *manifest_find_table(const manifest *m, const char *name);
+
+/* Index of the region holding row (binary search over starts). */
+size_t manifest_region_for_row(const manifest_table *t, const uint8_t *row, size_t n);
+
+/* Totals over all tables and regions. */
+uint64_t manifest_file_count(const manifest *m);
+uint64_t manifest_total_bytes(const manifest *m);
+
+/* 1 if name is a valid store file name ([0-9a-f]{1,32}). */
+int manifest_file_name_ok(const char *name);
+
+/* Check the publish group: tables[0] is a table (not an index table), at
+ * most STORE_INDEX_MAX more follow, each a well-formed index of tables[0]
+ * (store_index.h), no two alike. KILN_INVALID saying what is wrong. */
+kiln_status manifest_check_tables(const manifest *m, kiln_err *err);
+
+/* Append the manifest record to out; returns its CRC32C (what CURRENT holds). */
+uint32_t manifest_encode(const manifest *m, kbuf *out);
+/* Decode and check a manifest record: frame, body, regions contiguous and equal
+ * to the schema's splits, file names well formed, families known. `what`
+ * names the file in errors; *crc may be NULL. The tables are checked with
+ * manifest_check_tables. KILN_CORRUPTION otherwise. */
+kiln_status manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out,
+                            uint32_t *crc, kiln_err *err);
+
+void manifest_pointer_encode(const manifest_pointer *ptr, kbuf *out);
+kiln_status manifest_pointer_decode(const uint8_t *p, size_t n, const char *what,
+                                    manifest_pointer *out, kiln_err *err);
+
+#endif

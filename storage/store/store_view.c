@@ -1,0 +1,521 @@
+/* store_view.c -- opening a published version of a table for reading (CURRENT,
+ * manifest, every HFile's trailer, index and bloom; retried when a concurrent
+ * load collects the version under us), reference counting, the cheap
+ * "has CURRENT changed" check for hot swaps, routing rows to regions, Get
+ * with bloom filters (salted tables: the bucket byte added), and count. The
+ * index tables of the version get views of their own that share the table
+ * view's files' lifetime and reference count.
+ */
+#include "storage/store/store_view.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "storage/base/env.h"
+#include "storage/store/store_salt.h"
+#include "storage/store/store_view_int.h"
+#include "storage/store/table.h"
+
+/* How many times an open starts over because the version it was opening was
+ * collected by a concurrent load (each retry reads the newer CURRENT). */
+#define STORE_VIEW_OPEN_RETRIES 32
+
+static void
+store_view_close_files(store_view *v)
+{
+    for (size_t i = 0; i < v->nindexes; i++) {
+        store_view_close_files(v->indexes[i]);
+        free(v->indexes[i]);
+        store_index_def_free(&v->defs[i]);
+    }
+    free(v->indexes);
+    free(v->defs);
+    v->indexes = NULL;
+    v->defs = NULL;
+    v->nindexes = 0;
+    for (size_t r = 0; r < v->nregions; r++) {
+        for (size_t f = 0; f < v->regions[r].nfiles; f++)
+            hfile_reader_close(v->regions[r].files[f].rd);
+        free(v->regions[r].files);
+    }
+    free(v->regions);
+    v->regions = NULL;
+    v->nregions = 0;
+    v->nfiles = 0;
+    manifest_free(&v->m);
+    schema_free(&v->schema);
+}
+
+/* Regions of an empty view: the schema's split keys, no files. */
+static void
+store_view_empty_regions(store_view *v)
+{
+    const kiln_schema *s = &v->schema;
+    v->nregions = schema_region_count(s);
+    v->regions = kiln_calloc(v->nregions, sizeof *v->regions);
+    for (size_t i = 0; i < v->nregions; i++) {
+        v->regions[i].start =
+            i > 0 ? buf_slice(&s->splits[i - 1]) : kslice_make("", 0);
+        v->regions[i].end = i < s->split_count ? buf_slice(&s->splits[i]) : kslice_make("", 0);
+    }
+}
+
+/* Open the files of table mt of the manifest (v->schema is its schema).
+ * KILN_NOT_FOUND (with err untouched) if one vanished. */
+static kiln_status
+store_view_open_table(store_view *v, const manifest_table *mt, const kiln_table *t,
+                      block_cache *cache, kiln_err *err)
+{
+    v->nregions = mt->region_count;
+    v->regions = kiln_calloc(v->nregions, sizeof *v->regions);
+    for (size_t r = 0; r < mt->region_count; r++) {
+        const manifest_region *mr = &mt->regions[r];
+        store_region *reg = &v->regions[r];
+        reg->start = buf_slice(&mr->start);
+        reg->end = buf_slice(&mr->end);
+        reg->files = kiln_calloc(mr->file_count ? mr->file_count : 1, sizeof *reg->files);
+        for (size_t f = 0; f < mr->file_count; f++) {
+            const manifest_file *mf = &mr->files[f];
+            char path[PATH_MAX];
+            table_file_path(t, mf->name, path, sizeof path);
+            kiln_err e2;
+            status_clear(&e2);
+            hfile_reader *rd;
+            kiln_status st = hfile_reader_open(path, cache, &rd, &e2);
+            if (st == KILN_NOT_FOUND)
+                return KILN_NOT_FOUND;
+            if (st != KILN_OK)
+                return status_set(err, e2.code, "table %s version %llu: %s", v->schema.name,
+                                  (unsigned long long)v->version, e2.msg);
+            store_file *sf = &reg->files[reg->nfiles++];
+            sf->rd = rd;
+            sf->seq = mf->seq;
+            sf->index = v->nfiles++;
+            const schema_family *fam =
+                schema_find_family(&v->schema, (const uint8_t *)mf->family, strlen(mf->family));
+            sf->family = (size_t)(fam - v->schema.families);
+            if (hfile_reader_file_size(rd) != mf->size)
+                return status_set(err, KILN_CORRUPTION,
+                                  "%s: size %llu, the manifest of version %llu says %llu", path,
+                                  (unsigned long long)hfile_reader_file_size(rd),
+                                  (unsigned long long)v->version, (unsigned long long)mf->size);
+            reg->bytes += mf->size;
+        }
+    }
+    return KILN_OK;
+}
+
+/* Open the table of v->m and its index tables. KILN_NOT_FOUND (with err
+ * untouched) if a file vanished. */
+static kiln_status
+store_view_open_files(store_view *v, const kiln_table *t, block_cache *cache, kiln_err *err)
+{
+    kiln_status st = store_view_open_table(v, &v->m.tables[0], t, cache, err);
+    if (st != KILN_OK || v->m.table_count < 2)
+        return st;
+    size_t n = v->m.table_count - 1;
+    v->indexes = kiln_calloc(n, sizeof *v->indexes);
+    v->defs = kiln_calloc(n, sizeof *v->defs);
+    for (size_t i = 0; i < n; i++) {
+        const manifest_table *mt = &v->m.tables[i + 1];
+        store_view *iv = kiln_calloc(1, sizeof *iv);
+        v->indexes[i] = iv;
+        v->nindexes++;
+        iv->owner = v;
+        iv->version = v->version;
+        schema_copy(&iv->schema, &mt->schema);
+        kiln_err e2;
+        status_clear(&e2);
+        if (store_index_def_from_schema(&v->schema, &iv->schema, &v->defs[i], &e2) != KILN_OK)
+            return status_set(err, KILN_CORRUPTION, "table %s version %llu: %s", v->schema.name,
+                              (unsigned long long)v->version, e2.msg);
+        st = store_view_open_table(iv, mt, t, cache, err);
+        if (st != KILN_OK)
+            return st;
+    }
+    return KILN_OK;
+}
+
+kiln_status
+store_view_open(const char *data_dir, const char *table, block_cache *cache, store_view **out,
+                kiln_err *err)
+{
+    *out = NULL;
+    kiln_table *t;
+    kiln_status st = table_open(data_dir, table, &t, err);
+    if (st != KILN_OK)
+        return st;
+    store_view *v = kiln_calloc(1, sizeof *v);
+    atomic_init(&v->refs, 1);
+    if ((size_t)snprintf(v->current_path, sizeof v->current_path, "%s/%s", table_dir(t),
+                         TABLE_CURRENT_FILE) >= sizeof v->current_path) {
+        st = status_set(err, KILN_INVALID, "%s: path too long", table_dir(t));
+        table_close(t);
+        free(v);
+        return st;
+    }
+    st = KILN_BUSY;
+    for (int attempt = 0; attempt < STORE_VIEW_OPEN_RETRIES && st == KILN_BUSY; attempt++) {
+        store_view_close_files(v);
+        kiln_err e2;
+        status_clear(&e2);
+        kiln_status sst = env_stat(v->current_path, &v->current_st, &e2);
+        if (sst != KILN_OK) {
+            if (sst != KILN_NOT_FOUND) {
+                st = status_set(err, sst, "%s", e2.msg);
+                break;
+            }
+            /* nothing published: an empty view with the schema's regions */
+            v->have_current = 0;
+            v->version = 0;
+            schema_copy(&v->schema, table_schema(t));
+            store_view_empty_regions(v);
+            st = KILN_OK;
+            break;
+        }
+        v->have_current = 1;
+        status_clear(&e2);
+        st = table_read_current(t, &v->m, &e2);
+        if (st == KILN_NOT_FOUND) {
+            st = KILN_BUSY;   /* CURRENT or its manifest replaced meanwhile: again */
+            continue;
+        }
+        if (st != KILN_OK) {
+            status_set(err, e2.code, "%s", e2.msg);
+            break;
+        }
+        v->version = v->m.version;
+        schema_copy(&v->schema, &v->m.tables[0].schema);
+        st = store_view_open_files(v, t, cache, err);
+        if (st == KILN_NOT_FOUND)
+            st = KILN_BUSY;   /* a file of this version was collected: again */
+    }
+    if (st == KILN_BUSY)
+        status_set(err, KILN_BUSY,
+                   "table %s: new versions kept replacing the one being opened; try again",
+                   table_name(t));
+    table_close(t);
+    if (st != KILN_OK) {
+        store_view_close_files(v);
+        free(v);
+        return st;
+    }
+    *out = v;
+    return KILN_OK;
+}
+
+void
+store_view_ref(store_view *v)
+{
+    if (v->owner != NULL)
+        v = v->owner;
+    atomic_fetch_add(&v->refs, 1);
+}
+
+void
+store_view_unref(store_view *v)
+{
+    if (v == NULL)
+        return;
+    if (v->owner != NULL)
+        v = v->owner;
+    if (atomic_fetch_sub(&v->refs, 1) != 1)
+        return;
+    store_view_close_files(v);
+    free(v);
+}
+
+uint64_t
+store_view_version(const store_view *v)
+{
+    return v->version;
+}
+
+const kiln_schema *
+store_view_schema(const store_view *v)
+{
+    return &v->schema;
+}
+
+const manifest *
+store_view_manifest(const store_view *v)
+{
+    if (v->owner != NULL)
+        v = v->owner;
+    return v->version ? &v->m : NULL;
+}
+
+size_t
+store_view_index_count(const store_view *v)
+{
+    return v->nindexes;
+}
+
+const store_index_def *
+store_view_index_def(const store_view *v, size_t i)
+{
+    return &v->defs[i];
+}
+
+store_view *
+store_view_index_view(store_view *v, size_t i)
+{
+    return v->indexes[i];
+}
+
+int
+store_view_find_index(const store_view *v, const char *name)
+{
+    for (size_t i = 0; i < v->nindexes; i++) {
+        if (strcmp(v->defs[i].name, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+size_t
+store_view_region_count(const store_view *v)
+{
+    return v->nregions;
+}
+
+kslice
+store_view_region_start(const store_view *v, size_t i)
+{
+    return v->regions[i].start;
+}
+
+kslice
+store_view_region_end(const store_view *v, size_t i)
+{
+    return v->regions[i].end;
+}
+
+uint64_t
+store_view_region_bytes(const store_view *v, size_t i, size_t *files)
+{
+    if (files)
+        *files = v->regions[i].nfiles;
+    return v->regions[i].bytes;
+}
+
+uint64_t
+store_view_cached_bytes(const store_view *v)
+{
+    uint64_t n = 0;
+    for (size_t r = 0; r < v->nregions; r++)
+        for (size_t f = 0; f < v->regions[r].nfiles; f++)
+            n += hfile_reader_cached_bytes(v->regions[r].files[f].rd);
+    for (size_t i = 0; i < v->nindexes; i++)
+        n += store_view_cached_bytes(v->indexes[i]);
+    return n;
+}
+
+uint64_t
+store_view_data_bytes(const store_view *v)
+{
+    uint64_t n = 0;
+    for (size_t r = 0; r < v->nregions; r++)
+        for (size_t f = 0; f < v->regions[r].nfiles; f++)
+            n += hfile_reader_trailer(v->regions[r].files[f].rd)->total_uncompressed_bytes;
+    for (size_t i = 0; i < v->nindexes; i++)
+        n += store_view_data_bytes(v->indexes[i]);
+    return n;
+}
+
+kiln_status
+store_view_prefetch(store_view *v, uint64_t *budget, int (*stop)(void *), void *arg,
+                    kiln_err *err)
+{
+    for (size_t r = 0; r < v->nregions; r++) {
+        for (size_t f = 0; f < v->regions[r].nfiles; f++) {
+            if (*budget == 0 || (stop != NULL && stop(arg)))
+                return KILN_OK;
+            kiln_status s = hfile_reader_prefetch(v->regions[r].files[f].rd, budget, stop, arg, err);
+            if (s != KILN_OK)
+                return s;
+        }
+    }
+    for (size_t i = 0; i < v->nindexes; i++) {
+        kiln_status s = store_view_prefetch(v->indexes[i], budget, stop, arg, err);
+        if (s != KILN_OK)
+            return s;
+    }
+    return KILN_OK;
+}
+
+int
+store_view_is_current(const store_view *v)
+{
+    if (v->owner != NULL)
+        v = v->owner;
+    env_stat_info st;
+    kiln_status sst = env_stat(v->current_path, &st, NULL);
+    if (sst != KILN_OK)
+        return !v->have_current && sst == KILN_NOT_FOUND;
+    if (!v->have_current)
+        return 0;
+    /* A swap renames a new inode over CURRENT; the timestamps guard against
+     * the inode number being reused. */
+    return st.ino == v->current_st.ino && st.dev == v->current_st.dev &&
+           st.size == v->current_st.size && st.mtime_ns == v->current_st.mtime_ns &&
+           st.ctime_ns == v->current_st.ctime_ns;
+}
+
+size_t
+store_view_region_of(const store_view *v, const uint8_t *row, size_t n)
+{
+    size_t lo = 0, hi = v->nregions;
+    kslice key = kslice_make(row, n);
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (kslice_cmp(v->regions[mid].start, key) <= 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* 1 if file sf may hold cells of row for this request (blooms). */
+static int
+store_view_may_hold(const store_file *sf, const store_sel *sel, const uint8_t *row, size_t n,
+                    kiln_err *e2)
+{
+    switch (hfile_reader_bloom_type(sf->rd)) {
+    case BLOOM_ROW:
+        return hfile_reader_may_contain_row(sf->rd, row, n, e2);
+    case BLOOM_ROWCOL:
+        if (sel->quals == NULL || sel->quals[sf->family] == NULL)
+            return 1;
+        for (size_t q = 0; q < sel->nquals[sf->family]; q++) {
+            kslice k = sel->quals[sf->family][q];
+            if (hfile_reader_may_contain_rowcol(sf->rd, row, n, k.p, k.n, e2))
+                return 1;
+        }
+        /* A family-wide delete marker has an empty qualifier, so it is in
+         * the ROWCOL bloom as (row, ""): HBase checks that key too. */
+        if (hfile_reader_may_contain_rowcol(sf->rd, row, n, NULL, 0, e2))
+            return 1;
+        return hfile_reader_has_delete_family_bloom(sf->rd) &&
+               hfile_reader_may_have_delete_family(sf->rd, row, n, e2);
+    default:
+        return 1;
+    }
+}
+
+/* Add the selected files of region r to m (for a Get of `row` when row !=
+ * NULL: only files whose blooms may hold it). With buf, its cached
+ * iterators are lent to m; without, m gets new ones it owns. */
+static kiln_status
+store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
+                size_t row_len, store_row_buf *buf, store_merge *m, kiln_err *err)
+{
+    const store_region *reg = &v->regions[r];
+    for (size_t f = 0; f < reg->nfiles; f++) {
+        const store_file *sf = &reg->files[f];
+        if (!store_row_sel_family(sel, sf->family))
+            continue;
+        if (row != NULL) {
+            kiln_err e2;
+            status_clear(&e2);
+            int may = store_view_may_hold(sf, sel, row, row_len, &e2);
+            if (e2.code != KILN_OK)
+                return status_set(err, e2.code, "%s", e2.msg);
+            if (!may)
+                continue;
+        }
+        if (buf != NULL)
+            store_merge_add_borrowed(m, store_row_buf_iter(buf, sf), sf->seq);
+        else
+            store_merge_add(m, hfile_iter_new(sf->rd), sf->seq);
+    }
+    return KILN_OK;
+}
+
+kiln_status
+store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
+                      size_t row_len, store_merge *m, kiln_err *err)
+{
+    return store_view_fill(v, r, sel, row, row_len, NULL, m, err);
+}
+
+kiln_status
+store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts *o,
+               store_row_buf *buf, store_row *out, kiln_err *err)
+{
+    out->row = kslice_make(row, n);
+    out->cells = NULL;
+    out->count = 0;
+    uint32_t salt = v->schema.salt_buckets;
+    size_t max = salt > 0 ? CELL_ROW_MAX - 1 : CELL_ROW_MAX;
+    if (n == 0 || n > max)
+        return status_set(err, KILN_INVALID, "table %s: row key must be 1..%zu bytes",
+                          v->schema.name, max);
+    store_row_opts dflt;
+    if (o == NULL) {
+        store_row_opts_init(&dflt);
+        o = &dflt;
+    }
+    store_sel sel;
+    kiln_status st = store_row_sel_init(&v->schema, o, &sel, err);
+    if (st != KILN_OK)
+        return st;
+    const uint8_t *user = row;
+    size_t user_n = n;
+    if (salt > 0) {
+        /* the stored key; assembly strips the bucket byte again */
+        kbuf *k = store_row_buf_key(buf);
+        buf_reset(k);
+        store_salt_key(k, salt, row, n);
+        row = k->data;
+        n = k->len;
+    }
+    size_t r = store_view_region_of(v, row, n);
+    store_merge *m = store_row_buf_merge(buf, v);
+    st = store_view_fill(v, r, &sel, row, n, buf, m, err);
+    if (st == KILN_OK && store_merge_children(m) > 0) {
+        kiln_cell key;
+        cell_first_on_row(&key, row, (uint32_t)n);
+        st = store_merge_seek(m, &key, err);
+        if (st == KILN_OK && store_merge_valid(m)) {
+            const kiln_cell *c = store_merge_cell(m);
+            if (c->row_len == n && memcmp(c->row, row, n) == 0)
+                st = store_row_assemble(m, v, &sel, buf, out, err);
+        }
+    }
+    store_merge_clear(m);
+    store_row_sel_free(&sel);
+    if (out->count == 0)
+        out->row = kslice_make(user, user_n);
+    return st;
+}
+
+kiln_status
+store_view_count(store_view *v, const store_scan_opts *o, uint64_t *rows, kiln_err *err)
+{
+    *rows = 0;
+    store_scan_opts so;
+    if (o != NULL)
+        so = *o;
+    else
+        store_scan_opts_init(&so);
+    so.limit = 0;
+    store_scan *s;
+    kiln_status st = store_scan_open(v, &so, &s, err);
+    if (st != KILN_OK)
+        return st;
+    for (;;) {
+        store_row row;
+        int has;
+        if ((st = store_scan_next(s, &row, &has, err)) != KILN_OK || !has)
+            break;
+        (*rows)++;
+    }
+    store_scan_close(s);
+    return st;
+}

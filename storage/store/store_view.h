@@ -1,0 +1,183 @@
+/* store_view.h -- the read side of the region store: one published version of
+ * a table, opened for Get, Scan and count.
+ *
+ * Opening a view reads CURRENT, the manifest it names, and opens every HFile
+ * of every region (trailer, indexes, blooms and FileInfo only; data blocks are
+ * read on demand through the block cache). If a concurrent load collected the
+ * version between reading CURRENT and opening its files, the open starts over
+ * from CURRENT. Once open, a view keeps its files open, so it keeps reading
+ * its version correctly while newer versions are published and this one is
+ * deleted from disk. A table with no published version opens as an empty
+ * view (version 0).
+ *
+ * Reads follow HBase semantics. A region's families are merged over all their
+ * HFiles (store_merge.h), the newest load winning on equal cell keys. Delete
+ * markers mask what they cover (Delete: one version; DeleteColumn: versions
+ * <= ts of a column; DeleteFamily: the family <= ts; DeleteFamilyVersion: one
+ * timestamp across the family); cells older than the family's TTL and outside
+ * the time range are skipped; each column returns at most min(versions asked,
+ * family VERSIONS) of its newest versions. Rows route to regions by key; a
+ * scan crosses regions seamlessly. A reversed scan returns rows in descending
+ * order (each row's cells in normal order); as in HBase, its start row is the
+ * upper (inclusive) bound and its stop row the lower (exclusive) bound.
+ *
+ * Salted tables (schema salt_buckets = N, store_salt.h) are read in user
+ * keys: a Get adds the bucket byte, a scan runs one range per bucket and
+ * merges them, so rows come in the user's key order (reversed too), limits
+ * count merged rows, and the bucket byte never appears in a returned row.
+ *
+ * A version may carry secondary-index tables (store_index.h); the view opens
+ * them with the table, so an index read through a view always belongs to the
+ * same version as the table.
+ *
+ * Modules: store_view.c (open, routing, get, count), store_row.c (row
+ * assembly with the semantics above, row buffers), store_scan.c (scans),
+ * store_index.c (index definitions, keys and index scans).
+ *
+ * Thread-safety: a view is immutable and reference-counted; share it between
+ * threads (store_view_ref for each holder) and the last unref closes it. A
+ * store_row_buf and a store_scan are single-threaded. Rows returned borrow
+ * from the buffer or scan that produced them: valid until its next call.
+ */
+#ifndef KILN_STORE_VIEW_H
+#define KILN_STORE_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/base/block_cache.h"
+#include "storage/hfile/cell.h"
+#include "storage/store/manifest.h"
+#include "storage/store/schema.h"
+#include "storage/base/status.h"
+
+typedef struct store_view store_view;
+typedef struct store_index_def store_index_def;
+
+/* Open the current version of `table` in data_dir. cache may be NULL (blocks
+ * are then read every time) and must outlive the view. KILN_NOT_FOUND if the
+ * table does not exist; KILN_CORRUPTION naming the file for a bad manifest or
+ * HFile, or one whose size differs from the manifest's. */
+kiln_status store_view_open(const char *data_dir, const char *table, block_cache *cache,
+                            store_view **out, kiln_err *err);
+void store_view_ref(store_view *v);
+/* Drop a reference; the last one closes the files. v may be NULL. */
+void store_view_unref(store_view *v);
+
+uint64_t store_view_version(const store_view *v);       /* 0 = nothing published */
+const kiln_schema *store_view_schema(const store_view *v);
+/* The version's manifest, or NULL for version 0. */
+const manifest *store_view_manifest(const store_view *v);
+size_t store_view_region_count(const store_view *v);
+/* Start (inclusive) and end (exclusive) row of region i; empty = unbounded. */
+kslice store_view_region_start(const store_view *v, size_t i);
+kslice store_view_region_end(const store_view *v, size_t i);
+/* Bytes of the HFiles of region i, and their count. */
+uint64_t store_view_region_bytes(const store_view *v, size_t i, size_t *files);
+
+/* Block cache use of a version, for warming its successor: the bytes of
+ * its files' blocks now cached, and the uncompressed size of its data (the
+ * HFile trailers' totals), both over the table and its index tables. */
+uint64_t store_view_cached_bytes(const store_view *v);
+uint64_t store_view_data_bytes(const store_view *v);
+/* hfile_reader_prefetch over every file of v and of its index tables, one
+ * region after another; stops at the first error. */
+kiln_status store_view_prefetch(store_view *v, uint64_t *budget, int (*stop)(void *), void *arg,
+                                kiln_err *err);
+
+/* 1 if CURRENT is unchanged since the view was opened (one stat(2)); 0 if it
+ * changed (or vanished), so a server reopens and swaps. */
+int store_view_is_current(const store_view *v);
+
+/* Secondary indexes of this version, in manifest order. The index table's
+ * view (for store_scan over raw index rows) and the definition live as long
+ * as v; references taken on the index view hold v. */
+size_t store_view_index_count(const store_view *v);
+const store_index_def *store_view_index_def(const store_view *v, size_t i);
+store_view *store_view_index_view(store_view *v, size_t i);
+/* Position of the index called name, or -1. */
+int store_view_find_index(const store_view *v, const char *name);
+
+/* ------------------------------------------------------------------ requests */
+
+/* A column to read: a whole family (qualifier NULL) or one qualifier. */
+typedef struct store_column {
+    const char *family;
+    const uint8_t *qualifier;       /* NULL = every qualifier of the family */
+    size_t qualifier_len;
+} store_column;
+
+typedef struct store_row_opts {
+    const store_column *columns;    /* NULL/0 = every family */
+    size_t column_count;
+    uint32_t max_versions;          /* 0 or 1 = newest only */
+    int64_t ts_min;                 /* time range [ts_min, ts_max); default all */
+    int64_t ts_max;
+    int64_t now_ms;                 /* clock for TTL; 0 = now */
+} store_row_opts;
+
+void store_row_opts_init(store_row_opts *o);
+
+/* One row: cells in HBase order. */
+typedef struct store_row {
+    kslice row;
+    const kiln_cell *cells;
+    size_t count;
+} store_row;
+
+/* Reusable storage for the rows store_view_get returns, and a per-thread
+ * cache for Gets: it keeps one iterator per file of the last view it read
+ * (so a Get allocates nothing) and, while it does, a reference on that view,
+ * dropped when the buffer is used with another view or freed. */
+typedef struct store_row_buf store_row_buf;
+store_row_buf *store_row_buf_new(void);
+void store_row_buf_free(store_row_buf *b);   /* b may be NULL */
+
+/* Read one row. out->count is 0 if the row has no visible cell. Bloom
+ * filters skip files that cannot hold the row (or, for ROWCOL files, none of
+ * the qualifiers asked). KILN_INVALID for a column of an unknown family or a
+ * row longer than CELL_ROW_MAX (CELL_ROW_MAX - 1 in a salted table);
+ * KILN_CORRUPTION / KILN_IO naming the file and offset. */
+kiln_status store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts *o,
+                           store_row_buf *buf, store_row *out, kiln_err *err);
+
+typedef struct store_scan_opts {
+    store_row_opts read;
+    const uint8_t *start;           /* inclusive (reversed: upper bound); NULL/0 = unbounded */
+    size_t start_len;
+    const uint8_t *stop;            /* exclusive (reversed: lower bound); NULL/0 = unbounded */
+    size_t stop_len;
+    const uint8_t *prefix;          /* only rows starting with it; NULL/0 = any */
+    size_t prefix_len;
+    uint64_t limit;                 /* rows; 0 = no limit */
+    int reversed;
+    /* Rows without a visible cell that one store_scan_next may pass over
+     * before it returns to its caller (store_scan_yielded), so that a scan
+     * of a column no row has does not run to the end of the table in one
+     * call. 0 = no bound. Salted tables ignore it. */
+    uint64_t max_skipped;
+} store_scan_opts;
+
+void store_scan_opts_init(store_scan_opts *o);
+
+typedef struct store_scan store_scan;
+
+/* Start a scan (takes a reference on v). The option pointers are copied. */
+kiln_status store_scan_open(store_view *v, const store_scan_opts *o, store_scan **out,
+                            kiln_err *err);
+/* Next row with a visible cell: *has_row = 0 at the end (or the limit), or
+ * when it passed max_skipped rows without one (then store_scan_yielded is
+ * 1 and the next call goes on). */
+kiln_status store_scan_next(store_scan *s, store_row *out, int *has_row, kiln_err *err);
+/* 1 when the last store_scan_next stopped at max_skipped, with *resume the
+ * last row it passed over (every row before it, in scan order, is done;
+ * valid until the next call). */
+int store_scan_yielded(const store_scan *s, kslice *resume);
+void store_scan_close(store_scan *s);   /* s may be NULL */
+
+/* Rows with at least one visible cell in [start, stop) with the options of o
+ * (limit ignored). o may be NULL for the whole table. */
+kiln_status store_view_count(store_view *v, const store_scan_opts *o, uint64_t *rows,
+                             kiln_err *err);
+
+#endif
