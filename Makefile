@@ -11,6 +11,7 @@
 #   make fuzz                 build the libFuzzer targets (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make check-deps           check that the layers include one way only
+#   make check-cycles         check that serving/'s modules (x.c + x.h) form no cycle
 
 CC      ?= cc
 MPICC   ?= mpicc
@@ -246,9 +247,12 @@ install: all
 check-deps:
 	@scripts/check_deps.sh
 
+check-cycles: $(SERVING_LIB)
+	@scripts/module_cycles.sh serving $(BUILD)/obj/serving
+
 clean:
 	rm -rf build build-*
 
-.PHONY: all test deps fuzz bench install check-deps clean
+.PHONY: all test deps fuzz bench install check-deps check-cycles clean
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

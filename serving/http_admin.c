@@ -23,12 +23,13 @@
  *                 Region { bytes name = 1; int32 stores = 2; int32 storefiles = 3;
  *                          int32 storefileSizeMB = 4 }
  */
+#include "serving/http_admin.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "serving/http_api_int.h"
 #include "serving/json.h"
 #include "storage/store/schema.h"
 
@@ -252,8 +253,8 @@ http_admin_namespaces(http_api *a, http_api_reply *out)
                     canon[q->name.n] == ':';
         }
         if (!found) {
-            http_api_fail(a, out, 404, "no_namespace", "namespace %.*s: not found",
-                          (int)(q->name.n > 200 ? 200 : q->name.n), (const char *)q->name.p);
+            http_handler_fail(a, out, 404, "no_namespace", "namespace %.*s: not found",
+                              (int)(q->name.n > 200 ? 200 : q->name.n), (const char *)q->name.p);
             return;
         }
         if (q->route == HR_NAMESPACE_TABLES) {

@@ -38,75 +38,17 @@
  * A paged scan answers what it has with next_startrow; a scanner GET that
  * has rows answers them, and one that has none yet yields.
  *
+ * This header is the router's: it declares the functions the server calls.
+ * The env, the reply and the continuation are http_handler.h's, shared with
+ * the route handlers, which never include this header.
+ *
  * Thread-safety: an http_api belongs to one worker thread; the env is
  * shared (its scanner registry is thread-safe).
  */
 #ifndef KILN_HTTP_API_H
 #define KILN_HTTP_API_H
 
-#include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "serving/http.h"
-#include "serving/metrics.h"
-#include "serving/views.h"
-#include "storage/base/buf.h"
-
-#define HTTP_API_PAGE_ROWS_DEFAULT 10000
-#define HTTP_API_PAGE_BYTES_DEFAULT ((size_t)4 << 20)
-#define HTTP_API_COUNT_ROWS_DEFAULT 200000
-#define HTTP_API_COUNT_MS 25
-#define HTTP_API_MULTIGET_MAX 1000
-#define HTTP_API_COLUMNS_MAX 64
-#define HTTP_API_SCAN_MAX_BYTES_DEFAULT ((size_t)64 << 20)
-#define HTTP_API_DEADLINE_MS_DEFAULT 10   /* a time slice: see abuse_test.sh */
-#define HTTP_API_SKIP_BATCH 1024        /* rows without cells passed over between clock checks */
-
-typedef struct http_scanners http_scanners;
-
-/* What every worker shares. */
-typedef struct http_api_env {
-    views *views;
-    metrics *metrics;
-    char listen[64];              /* bound HTTP address, for regions' location */
-    char resp_listen[64];         /* "" if none */
-    int threads;
-    size_t block_cache_bytes, row_cache_bytes;
-    int64_t started_ms;           /* wall clock */
-    uint64_t page_rows;           /* rows per scan page at most */
-    size_t page_bytes;            /* body bytes per scan page, roughly */
-    uint64_t count_rows;          /* rows per count page at most */
-    size_t scan_max_bytes;        /* an unpaged scan's body at most */
-    int64_t deadline_ms;          /* a scan's time on a worker at a time (a slice) */
-    size_t max_reply_bytes;       /* a row or multiget answer at most */
-    http_scanners *scanners;      /* open scanners (http_scanner.h) */
-    atomic_int draining;          /* /healthz answers 503 once set */
-} http_api_env;
-
-typedef struct http_api_reply {
-    int status;
-    metrics_route route;
-    const char *content_type;
-    int has_version;
-    uint64_t version;             /* X-Kiln-Version */
-    int has_timestamp;
-    int64_t timestamp;            /* X-Timestamp (raw cell values) */
-    const char *allow;            /* Allow header (405) */
-    const char *location;         /* Location header (201), the api's; NULL if none */
-    kbuf *body;                   /* the api's buffer, valid until the next call */
-    /* Not answered yet (a scanner GET that found nothing within the
-     * deadline, an unpaged scan still going at its end): nothing is to be
-     * sent; call http_api_handle again with the same request (and the same
-     * continuation) on a later turn and it goes on where it stopped. */
-    int yield;
-} http_api_reply;
-
-typedef struct http_api http_api;
-/* What a yielded stateless scan keeps between its slices: its store scan
- * (holding the version read), filter, the answer so far, and the request
- * it belongs to. One per connection. */
-typedef struct http_api_cont http_api_cont;
+#include "serving/http_handler.h"
 
 http_api *http_api_new(const http_api_env *env, views_reader *reader, views_ctx *ctx);
 void http_api_free(http_api *a);   /* a may be NULL */

@@ -2,6 +2,8 @@
  * metrics (metrics.h), then block cache, views, row cache and process
  * gauges read at the time of the request.
  */
+#include "serving/http_metrics.h"
+
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serving/http_api_int.h"
 
 static long
 http_metrics_open_fds(void)

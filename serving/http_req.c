@@ -1,4 +1,4 @@
-/* http_req.c -- a request parsed once into an http_req (http_api_int.h):
+/* http_req.c -- a request parsed once into an http_req (http_handler.h):
  * the route from one table, the method, the representation, and every
  * decoded piece the handlers read (table, row spec, columns, times,
  * versions, bounds, multiget rows, filter).
@@ -15,10 +15,11 @@
  * (a range) or a trailing raw '*' (a glob) and then decoded, so %2C and %2A
  * stay key bytes and every binary key has a path.
  */
+#include "serving/http_req.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "serving/http_api_int.h"
 #include "storage/store/schema.h"
 
 /* The route table: segments to match ("?" any one segment). First match wins. */
@@ -127,7 +128,7 @@ http_req_column(http_api *a, kslice item, http_api_reply *out)
 {
     http_req *q = &a->rq;
     if (q->ncols == HTTP_API_COLUMNS_MAX) {
-        http_api_fail(a, out, 400, "bad_request", "more than %d columns", HTTP_API_COLUMNS_MAX);
+        http_handler_fail(a, out, 400, "bad_request", "more than %d columns", HTTP_API_COLUMNS_MAX);
         return -1;
     }
     const uint8_t *colon = memchr(item.p, ':', item.n);
@@ -135,8 +136,8 @@ http_req_column(http_api *a, kslice item, http_api_reply *out)
     if (flen == 0 || memchr(item.p, '\0', flen) != NULL ||
         !schema_family_name_ok((const char *)item.p, flen) ||
         a->arena.cap - a->arena.len < flen + 1) {
-        http_api_fail(a, out, 400, "bad_request", "bad column '%.*s' (FAMILY[:QUALIFIER])",
-                      (int)(item.n > 200 ? 200 : item.n), (const char *)item.p);
+        http_handler_fail(a, out, 400, "bad_request", "bad column '%.*s' (FAMILY[:QUALIFIER])",
+                          (int)(item.n > 200 ? 200 : item.n), (const char *)item.p);
         return -1;
     }
     store_column *c = &q->cols[q->ncols++];
@@ -157,7 +158,7 @@ int
 http_req_columns(http_api *a, kslice raw, int decode_first, http_api_reply *out)
 {
     if (decode_first && http_req_decode(a, raw, 0, &raw) != 0) {
-        http_api_fail(a, out, 400, "bad_request", "bad %%-escape in a column");
+        http_handler_fail(a, out, 400, "bad_request", "bad %%-escape in a column");
         return -1;
     }
     while (raw.n > 0) {
@@ -169,7 +170,7 @@ http_req_columns(http_api *a, kslice raw, int decode_first, http_api_reply *out)
         if (len == 0)
             continue;
         if (!decode_first && http_req_decode(a, item, 1, &item) != 0) {
-            http_api_fail(a, out, 400, "bad_request", "bad %%-escape in a column");
+            http_handler_fail(a, out, 400, "bad_request", "bad %%-escape in a column");
             return -1;
         }
         if (http_req_column(a, item, out) != 0)
@@ -184,11 +185,12 @@ http_req_key(http_api *a, kslice raw, int plus_space, const char *what, kslice *
              http_api_reply *out)
 {
     if (http_req_decode(a, raw, plus_space, k) != 0) {
-        http_api_fail(a, out, 400, "bad_request", "%s: bad %%-escape", what);
+        http_handler_fail(a, out, 400, "bad_request", "%s: bad %%-escape", what);
         return -1;
     }
     if (k->n > CELL_ROW_MAX) {
-        http_api_fail(a, out, 400, "bad_request", "%s longer than %d bytes", what, CELL_ROW_MAX);
+        http_handler_fail(a, out, 400, "bad_request", "%s longer than %d bytes", what,
+                          CELL_ROW_MAX);
         return -1;
     }
     return 0;
@@ -204,14 +206,14 @@ http_req_param(http_api *a, kslice name, kslice value, int64_t *tmin, int64_t *t
     kslice k;
     if (http_slice_ieq(name, "v") || http_slice_ieq(name, "maxversions")) {
         if (http_req_u64(value, &n) != 0 || n < 1 || n > INT32_MAX) {
-            http_api_fail(a, out, 400, "bad_request", "v must be 1..2147483647");
+            http_handler_fail(a, out, 400, "bad_request", "v must be 1..2147483647");
             return -1;
         }
         q->so.read.max_versions = (uint32_t)n;
     } else if (http_slice_ieq(name, "starttime") || http_slice_ieq(name, "endtime")) {
         if (http_req_u64(value, &n) != 0 || n > INT64_MAX) {
-            http_api_fail(a, out, 400, "bad_request", "%.*s must be milliseconds", (int)name.n,
-                          (const char *)name.p);
+            http_handler_fail(a, out, 400, "bad_request", "%.*s must be milliseconds", (int)name.n,
+                              (const char *)name.p);
             return -1;
         }
         *(name.p[0] == 's' || name.p[0] == 'S' ? tmin : tmax) = (int64_t)n;
@@ -235,14 +237,14 @@ http_req_param(http_api *a, kslice name, kslice value, int64_t *tmin, int64_t *t
         }
     } else if (http_slice_ieq(name, "limit")) {
         if (http_req_u64(value, &n) != 0 || n == 0) {
-            http_api_fail(a, out, 400, "bad_request", "limit must be a positive number");
+            http_handler_fail(a, out, 400, "bad_request", "limit must be a positive number");
             return -1;
         }
         q->so.limit = n;
         q->has_limit = 1;
     } else if (http_slice_ieq(name, "n")) {
         if (http_req_u64(value, &n) != 0 || n == 0) {
-            http_api_fail(a, out, 400, "bad_request", "n must be a positive number");
+            http_handler_fail(a, out, 400, "bad_request", "n must be a positive number");
             return -1;
         }
         q->n = n;
@@ -252,26 +254,26 @@ http_req_param(http_api *a, kslice name, kslice value, int64_t *tmin, int64_t *t
                     : http_slice_ieq(name, "paged")  ? &q->paged
                                                      : &q->count;
         if (http_req_bool(value, flag) != 0) {
-            http_api_fail(a, out, 400, "bad_request", "%.*s must be true or false", (int)name.n,
-                          (const char *)name.p);
+            http_handler_fail(a, out, 400, "bad_request", "%.*s must be true or false", (int)name.n,
+                              (const char *)name.p);
             return -1;
         }
     } else if (http_slice_ieq(name, "row")) {
         if (q->nrows == HTTP_API_MULTIGET_MAX) {
-            http_api_fail(a, out, 400, "bad_request", "more than %d rows",
-                          HTTP_API_MULTIGET_MAX);
+            http_handler_fail(a, out, 400, "bad_request", "more than %d rows",
+                              HTTP_API_MULTIGET_MAX);
             return -1;
         }
         if (http_req_key(a, value, 1, "row", &k, out) != 0)
             return -1;
         if (k.n == 0) {
-            http_api_fail(a, out, 400, "bad_request", "row must not be empty");
+            http_handler_fail(a, out, 400, "bad_request", "row must not be empty");
             return -1;
         }
         q->rows[q->nrows++] = k;
     } else if (http_slice_ieq(name, "filter")) {
         if (http_req_decode(a, value, 1, &q->filter) != 0) {
-            http_api_fail(a, out, 400, "bad_request", "filter: bad %%-escape");
+            http_handler_fail(a, out, 400, "bad_request", "filter: bad %%-escape");
             return -1;
         }
     } else if (http_slice_ieq(name, "index")) {
@@ -326,7 +328,7 @@ http_req_rowspec(http_api *a, kslice raw, http_api_reply *out)
     if (http_req_key(a, raw, 0, "row", &q->row, out) != 0)
         return -1;
     if (q->row.n == 0 && !q->row_glob) {
-        http_api_fail(a, out, 400, "bad_request", "row must not be empty");
+        http_handler_fail(a, out, 400, "bad_request", "row must not be empty");
         return -1;
     }
     return 0;
@@ -367,7 +369,7 @@ http_req_parse(http_api *a, const http_request *req, http_api_reply *out)
 
     q->nseg = http_req_split(req->path, q->seg);
     if (q->nseg < 0) {
-        http_api_fail(a, out, 404, "no_route", "no such resource (too many path segments)");
+        http_handler_fail(a, out, 404, "no_route", "no such resource (too many path segments)");
         return -1;
     }
     const struct http_route_def *hit = NULL;
@@ -386,27 +388,28 @@ http_req_parse(http_api *a, const http_request *req, http_api_reply *out)
     } else if (q->nseg >= 2 && q->nseg <= 4) {
         q->route = HR_ROW;
     } else if (q->nseg == 1) {
-        http_api_fail(a, out, 404, "no_route",
-                      "no such resource; tables are read at /TABLE/ROW, /TABLE/*, /TABLE/schema");
+        http_handler_fail(
+            a, out, 404, "no_route",
+            "no such resource; tables are read at /TABLE/ROW, /TABLE/*, /TABLE/schema");
         return -1;
     } else {
-        http_api_fail(a, out, 404, "no_route", "no such resource (too many path segments)");
+        http_handler_fail(a, out, 404, "no_route", "no such resource (too many path segments)");
         return -1;
     }
 
     /* names */
     if (q->route == HR_NAMESPACE || q->route == HR_NAMESPACE_TABLES) {
         if (http_req_decode(a, q->seg[1], 0, &q->name) != 0) {
-            http_api_fail(a, out, 400, "bad_request", "namespace: bad %%-escape");
+            http_handler_fail(a, out, 400, "bad_request", "namespace: bad %%-escape");
             return -1;
         }
     } else if (q->route >= HR_SCHEMA) {
         if (http_req_decode(a, q->seg[0], 0, &q->table) != 0) {
-            http_api_fail(a, out, 400, "bad_request", "table name: bad %%-escape");
+            http_handler_fail(a, out, 400, "bad_request", "table name: bad %%-escape");
             return -1;
         }
         if (q->route == HR_SCANNER && http_req_decode(a, q->seg[2], 0, &q->name) != 0) {
-            http_api_fail(a, out, 400, "bad_request", "scanner id: bad %%-escape");
+            http_handler_fail(a, out, 400, "bad_request", "scanner id: bad %%-escape");
             return -1;
         }
     }
@@ -429,14 +432,14 @@ http_req_parse(http_api *a, const http_request *req, http_api_reply *out)
     }
     if (q->route == HR_ROW && q->nseg == 4) {
         if (http_req_times(q->seg[3], &tmin, &tmax) != 0) {
-            http_api_fail(a, out, 400, "bad_request",
-                          "timestamp must be T or T1,T2 (ms, T1 < T2)");
+            http_handler_fail(a, out, 400, "bad_request",
+                              "timestamp must be T or T1,T2 (ms, T1 < T2)");
             return -1;
         }
         q->has_times = 1;
     }
     if (tmin >= tmax) {
-        http_api_fail(a, out, 400, "bad_request", "starttime must be below endtime");
+        http_handler_fail(a, out, 400, "bad_request", "starttime must be below endtime");
         return -1;
     }
     q->so.read.ts_min = tmin;

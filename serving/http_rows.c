@@ -9,11 +9,12 @@
  * the row the next page starts at ("next_startrow"). An unpaged answer
  * larger than scan_max_bytes is refused (413) rather than cut silently.
  */
+#include "serving/http_rows.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "serving/http_api_int.h"
 #include "serving/json.h"
 #include "storage/store/store_index.h"
 
@@ -26,7 +27,7 @@ http_rows_filter(http_api *a, filter **f, http_api_reply *out)
     kiln_err err;
     status_clear(&err);
     if (filter_parse((const char *)a->rq.filter.p, a->rq.filter.n, f, &err) != KILN_OK) {
-        http_api_fail(a, out, 400, "bad_filter", "%s", err.msg);
+        http_handler_fail(a, out, 400, "bad_filter", "%s", err.msg);
         return -1;
     }
     return 0;
@@ -41,7 +42,7 @@ http_rows_emit(http_api *a, http_cellset *cs, filter *f, const store_row *r, int
         http_cellset_row(cs, r->row, r->cells, r->count);
         return 1;
     }
-    kiln_cell *cells = http_api_fcells(a, r->count);
+    kiln_cell *cells = http_handler_fcells(a, r->count);
     size_t n = filter_row(f, r, cells, done);
     if (n == 0)
         return 0;
@@ -62,9 +63,9 @@ http_rows_exists(http_api *a, views_entry *e, http_api_reply *out)
 static void
 http_rows_too_large(http_api *a, http_api_reply *out, const char *what)
 {
-    http_api_fail(a, out, 413, "reply_too_large",
-                  "the %s answer passed --max-reply-bytes (%zu): ask for fewer rows, columns "
-                  "or versions (v=)", what, a->env->max_reply_bytes);
+    http_handler_fail(a, out, 413, "reply_too_large",
+                      "the %s answer passed --max-reply-bytes (%zu): ask for fewer rows, columns "
+                      "or versions (v=)", what, a->env->max_reply_bytes);
 }
 
 static void http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out,
@@ -92,7 +93,7 @@ http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
     kiln_err err;
     status_clear(&err);
     if (views_get(e, a->ctx, q->row.p, q->row.n, &q->so.read, &r, &err) != KILN_OK) {
-        http_api_fail_status(a, out, &err);
+        http_handler_fail_status(a, out, &err);
         return;
     }
     filter *f;
@@ -100,7 +101,7 @@ http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
         return;
     if (f != NULL && r.count > 0) {
         int done;
-        kiln_cell *cells = http_api_fcells(a, r.count);
+        kiln_cell *cells = http_handler_fcells(a, r.count);
         r.count = filter_row(f, &r, cells, &done);
         r.cells = cells;
     }
@@ -108,16 +109,16 @@ http_rows_row(http_api *a, views_entry *e, http_api_reply *out)
     if (r.count == 0) {
         buf_reset(&a->tmp);
         cell_to_string_binary(&a->tmp, q->row.p, q->row.n < 512 ? q->row.n : 512);
-        http_api_fail(a, out, 404, "no_row", "%s: row '%.*s' not found", views_entry_name(e),
-                      (int)a->tmp.len, (const char *)a->tmp.data);
+        http_handler_fail(a, out, 404, "no_row", "%s: row '%.*s' not found", views_entry_name(e),
+                          (int)a->tmp.len, (const char *)a->tmp.data);
         return;
     }
     if (q->rep == HTTP_REP_RAW) {
         if (r.count != 1) {
             /* HBase's row resource answers this with a 400 too */
-            http_api_fail(a, out, 400, "bad_request",
-                          "application/octet-stream answers one cell and this read has %zu: "
-                          "name one column, or ask for JSON, XML or protobuf", r.count);
+            http_handler_fail(a, out, 400, "bad_request",
+                              "application/octet-stream answers one cell and this read has %zu: "
+                              "name one column, or ask for JSON, XML or protobuf", r.count);
             return;
         }
         out->content_type = "application/octet-stream";
@@ -141,7 +142,7 @@ http_rows_multiget(http_api *a, views_entry *e, http_api_reply *out)
 {
     http_req *q = &a->rq;
     if (q->nrows == 0) {
-        http_api_fail(a, out, 400, "bad_request", "multiget needs at least one row= parameter");
+        http_handler_fail(a, out, 400, "bad_request", "multiget needs at least one row= parameter");
         return;
     }
     filter *f;
@@ -159,7 +160,7 @@ http_rows_multiget(http_api *a, views_entry *e, http_api_reply *out)
         status_clear(&err);
         if (views_get(e, a->ctx, q->rows[i].p, q->rows[i].n, &q->so.read, &r, &err) !=
             KILN_OK) {
-            http_api_fail_status(a, out, &err);
+            http_handler_fail_status(a, out, &err);
             goto end;
         }
         if (r.count > 0)
@@ -170,8 +171,8 @@ http_rows_multiget(http_api *a, views_entry *e, http_api_reply *out)
         }
     }
     if (found == 0) {
-        http_api_fail(a, out, 404, "no_row", "%s: none of the %zu rows exists",
-                      views_entry_name(e), q->nrows);
+        http_handler_fail(a, out, 404, "no_row", "%s: none of the %zu rows exists",
+                          views_entry_name(e), q->nrows);
         goto end;
     }
     http_cellset_end(&cs, NULL);
@@ -200,8 +201,8 @@ http_rows_index_scan(http_api *a, views_entry *e, http_api_reply *out)
             dst = &index;
         else if (http_slice_ieq(name, "value")) {
             if (io.nvalues == STORE_INDEX_COLUMNS_MAX) {
-                http_api_fail(a, out, 400, "bad_request", "more than %d values",
-                              STORE_INDEX_COLUMNS_MAX);
+                http_handler_fail(a, out, 400, "bad_request", "more than %d values",
+                                  STORE_INDEX_COLUMNS_MAX);
                 goto done;
             }
             dst = &vals[io.nvalues++];
@@ -218,21 +219,21 @@ http_rows_index_scan(http_api *a, views_entry *e, http_api_reply *out)
             continue;
         size_t off = dec.len;
         if (http_pct_decode(value, 1, &dec) != 0 || dec.len - off > CELL_ROW_MAX) {
-            http_api_fail(a, out, 400, "bad_request", "%.*s: bad value", (int)name.n,
-                          (const char *)name.p);
+            http_handler_fail(a, out, 400, "bad_request", "%.*s: bad value", (int)name.n,
+                              (const char *)name.p);
             goto done;
         }
         buf_append_u8(&dec, '\0');
         *dst = kslice_make(dec.data + off, dec.len - off - 1);
     }
     if (index.n == 0 || memchr(index.p, '\0', index.n) != NULL) {
-        http_api_fail(a, out, 400, "bad_request", "index: bad index name");
+        http_handler_fail(a, out, 400, "bad_request", "index: bad index name");
         goto done;
     }
     if (q->so.start_len > 0 || q->so.stop_len > 0 || q->so.prefix_len > 0 || q->so.reversed) {
-        http_api_fail(a, out, 400, "bad_request",
-                      "index scans take value, value_start, value_stop and after, not "
-                      "startrow, endrow, prefix or reversed");
+        http_handler_fail(a, out, 400, "bad_request",
+                          "index scans take value, value_start, value_stop and after, not "
+                          "startrow, endrow, prefix or reversed");
         goto done;
     }
     io.values = vals;
@@ -246,7 +247,7 @@ http_rows_index_scan(http_api *a, views_entry *e, http_api_reply *out)
     status_clear(&err);
     if (store_index_scan_open(views_entry_view(e), (const char *)index.p, &io, &s, &err) !=
         KILN_OK) {
-        http_api_fail_status(a, out, &err);
+        http_handler_fail_status(a, out, &err);
         goto done;
     }
     http_cellset cs;
@@ -257,7 +258,7 @@ http_rows_index_scan(http_api *a, views_entry *e, http_api_reply *out)
         store_row r;
         int has;
         if (store_index_scan_next(s, &r, &has, &err) != KILN_OK) {
-            http_api_fail_status(a, out, &err);
+            http_handler_fail_status(a, out, &err);
             break;
         }
         if (!has) {
@@ -304,7 +305,7 @@ http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
     kiln_err err;
     status_clear(&err);
     if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
-        http_api_fail_status(a, out, &err);
+        http_handler_fail_status(a, out, &err);
         return;
     }
     int64_t deadline = http_rows_mono_ms() + (a->env->deadline_ms < HTTP_API_COUNT_MS
@@ -316,7 +317,7 @@ http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
         int has;
         if (store_scan_next(s, &r, &has, &err) != KILN_OK) {
             store_scan_close(s);
-            http_api_fail_status(a, out, &err);
+            http_handler_fail_status(a, out, &err);
             return;
         }
         kslice resume;
@@ -410,7 +411,7 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
         so.max_skipped = HTTP_API_SKIP_BATCH;
         if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
             filter_free(f);
-            http_api_fail_status(a, out, &err);
+            http_handler_fail_status(a, out, &err);
             return;
         }
     }
@@ -429,7 +430,7 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
         store_row r;
         int has, done = 0;
         if (store_scan_next(s, &r, &has, &err) != KILN_OK) {
-            http_api_fail_status(a, out, &err);
+            http_handler_fail_status(a, out, &err);
             goto end;
         }
         /* A scan passing over rows it does not answer with (no cell in the
@@ -456,10 +457,10 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
             break;
         }
         if (!q->paged && a->body.len >= a->env->scan_max_bytes) {
-            http_api_fail(a, out, 413, "scan_too_large",
-                          "the answer passed %zu bytes: page it (limit= and startrow=, or "
-                          "Kiln's paged=true) or use a scanner (PUT /TABLE/scanner)",
-                          a->env->scan_max_bytes);
+            http_handler_fail(a, out, 413, "scan_too_large",
+                              "the answer passed %zu bytes: page it (limit= and startrow=, or "
+                              "Kiln's paged=true) or use a scanner (PUT /TABLE/scanner)",
+                              a->env->scan_max_bytes);
             goto end;
         }
         rows += (uint64_t)http_rows_emit(a, &cs, f, &r, &done);
@@ -472,9 +473,9 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
     if (rows == 0 && rows_named && !q->paged) {
         buf_reset(&a->tmp);
         cell_to_string_binary(&a->tmp, q->row.p, q->row.n < 512 ? q->row.n : 512);
-        http_api_fail(a, out, 404, "no_row", "%s: no row matches '%.*s%s'",
-                      k != NULL ? k->table : views_entry_name(e), (int)a->tmp.len,
-                      (const char *)a->tmp.data, q->row_glob ? "*" : ",...");
+        http_handler_fail(a, out, 404, "no_row", "%s: no row matches '%.*s%s'",
+                          k != NULL ? k->table : views_entry_name(e), (int)a->tmp.len,
+                          (const char *)a->tmp.data, q->row_glob ? "*" : ",...");
         goto end;
     }
     http_cellset_end(&cs, NULL);
@@ -482,7 +483,7 @@ end:
     http_cellset_free(&cs);
     store_scan_close(s);
     filter_free(f);
-    http_api_cont_free(k);
+    http_handler_cont_free(k);
     return;
 slice:
     /* the end of the slice: give the worker back, keeping the scan */

@@ -24,7 +24,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "serving/http_api_int.h"
 #include "serving/json.h"
 #include "serving/scanner_spec.h"
 #include "storage/store/schema.h"
@@ -166,7 +165,7 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     http_req *q = &a->rq;
     http_scanners *reg = a->env->scanners;
     if (reg == NULL) {
-        http_api_fail(a, out, 503, "unavailable", "scanners are not enabled");
+        http_handler_fail(a, out, 503, "unavailable", "scanners are not enabled");
         return;
     }
     http_scanner *sc = kiln_calloc(1, sizeof *sc);
@@ -180,12 +179,12 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
         body = brep == HTTP_REP_XML ? kslice_make("<Scanner/>", 10) : kslice_make("{}", 2);
     filter *f = NULL;
     if (scanner_spec_parse(body.p, body.n, brep, sp, &err) != KILN_OK) {
-        http_api_fail(a, out, 400, "bad_scanner", "%s", err.msg);
+        http_handler_fail(a, out, 400, "bad_scanner", "%s", err.msg);
         goto out;
     }
     if (sp->has_filter &&
         filter_parse((const char *)sp->filter.data, sp->filter.len, &f, &err) != KILN_OK) {
-        http_api_fail(a, out, 400, "bad_filter", "%s", err.msg);
+        http_handler_fail(a, out, 400, "bad_filter", "%s", err.msg);
         goto out;
     }
     store_scan_opts so;
@@ -203,7 +202,7 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     so.limit = f == NULL ? (uint64_t)sp->limit : 0;
     so.max_skipped = HTTP_API_SKIP_BATCH;   /* so that a GET can watch the clock */
     if (store_scan_open(views_entry_view(e), &so, &sc->scan, &err) != KILN_OK) {
-        http_api_fail_status(a, out, &err);
+        http_handler_fail_status(a, out, &err);
         goto out;
     }
     snprintf(sc->table, sizeof sc->table, "%s", views_entry_name(e));
@@ -229,10 +228,10 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     }
     pthread_mutex_unlock(&reg->mu);
     if (slot == reg->max) {
-        http_api_fail(a, out, 503, "too_many_scanners",
-                      "%zu scanners are open, the most this server keeps; DELETE the ones "
-                      "you are done with (idle ones close after %ld s)",
-                      reg->max, reg->idle_ms / 1000);
+        http_handler_fail(a, out, 503, "too_many_scanners",
+                          "%zu scanners are open, the most this server keeps; DELETE the ones "
+                          "you are done with (idle ones close after %ld s)",
+                          reg->max, reg->idle_ms / 1000);
         goto out;
     }
     /* Location: http://HOST/TABLE/scanner/ID (the table as the client named it) */
@@ -280,7 +279,7 @@ http_scanner_take(http_api *a, http_api_reply *out, int remove)
     http_scanners *reg = a->env->scanners;
     http_req *q = &a->rq;
     if (reg == NULL) {
-        http_api_fail(a, out, 404, "no_scanner", "no such scanner");
+        http_handler_fail(a, out, 404, "no_scanner", "no such scanner");
         return NULL;
     }
     http_scanners_sweep(reg, 0);
@@ -308,11 +307,11 @@ http_scanner_take(http_api *a, http_api_reply *out, int remove)
     }
     pthread_mutex_unlock(&reg->mu);
     if (busy)
-        http_api_fail(a, out, 409, "scanner_busy", "scanner %.*s is answering another request",
-                      (int)(q->name.n > 64 ? 64 : q->name.n), (const char *)q->name.p);
+        http_handler_fail(a, out, 409, "scanner_busy", "scanner %.*s is answering another request",
+                          (int)(q->name.n > 64 ? 64 : q->name.n), (const char *)q->name.p);
     else if (found == NULL)
-        http_api_fail(a, out, 404, "no_scanner", "scanner %.*s: not found (closed or expired)",
-                      (int)(q->name.n > 64 ? 64 : q->name.n), (const char *)q->name.p);
+        http_handler_fail(a, out, 404, "no_scanner", "scanner %.*s: not found (closed or expired)",
+                          (int)(q->name.n > 64 ? 64 : q->name.n), (const char *)q->name.p);
     return found;
 }
 
@@ -411,7 +410,7 @@ http_scanner_next(http_api *a, http_api_reply *out)
                 break;
             int r = http_scanner_fill(sc, deadline, &err);
             if (r < 0) {
-                http_api_fail_status(a, out, &err);
+                http_handler_fail_status(a, out, &err);
                 goto out;
             }
             if (r == 0)

@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "serving/http_api.h"
+#include "serving/http_handler.h"
 
 #define HTTP_SCANNERS_MAX_DEFAULT 1024
 #define HTTP_SCANNER_IDLE_MS_DEFAULT 60000
@@ -33,5 +33,11 @@ http_scanners *http_scanners_new(size_t max, long idle_ms);
 void http_scanners_free(http_scanners *s);   /* s may be NULL; closes every scanner */
 /* Scanners open now. */
 size_t http_scanners_count(http_scanners *s);
+
+/* The route handlers: PUT|POST /TABLE/scanner on the table entry e, and GET
+ * and DELETE of /TABLE/scanner/ID (a->rq.name), each filling out. */
+void http_scanner_create(http_api *a, views_entry *e, http_api_reply *out);
+void http_scanner_next(http_api *a, http_api_reply *out);
+void http_scanner_delete(http_api *a, http_api_reply *out);
 
 #endif

@@ -9,7 +9,7 @@
 #ifndef KILN_STATUS_PAGE_H
 #define KILN_STATUS_PAGE_H
 
-#include "serving/http_api.h"
+#include "serving/http_handler.h"
 #include "serving/views.h"
 #include "storage/base/buf.h"
 
