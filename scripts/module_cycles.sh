@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the module graph of one folder and any cycle in it. A module is x.c
-# with x.h; A -> B when a file of A includes "DIR/B.h" or A's object calls or
-# uses a symbol that B's object defines (nm -u against nm --defined-only).
+# with x.h and its private x_int.h; A -> B when a file of A includes
+# "DIR/B.h" (or B_int.h) or A's object calls or uses a symbol that B's object
+# defines (nm -u against nm --defined-only).
 #   scripts/module_cycles.sh [-v] [DIR [OBJDIR]]   (default serving, build/obj/DIR)
 # Prints each strongly connected set of modules with more than one member
 # ("cycle: A B ..." and the edges inside it), or "no cycle"; exits 1 if there
@@ -14,9 +15,9 @@ dir=${1:-serving}
 obj=${2:-build/obj/$dir}
 {
   for f in "$dir"/*.[ch]; do
-    m=$(basename "${f%.*}")
+    m=$(basename "${f%.*}"); m=${m%_int}
     sed -nE "s|^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$dir/([a-z0-9_]+)\.h\".*|\1|p" "$f" |
-      while read -r h; do echo "inc $m $h"; done
+      while read -r h; do echo "inc $m ${h%_int}"; done
   done
   for o in "$obj"/*.o; do
     m=$(basename "${o%.o}")
