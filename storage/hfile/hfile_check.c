@@ -79,7 +79,7 @@ check_data_block(check_state *cs, const hfile_block_header *h, uint64_t off, uin
                     "index entry %llu points at offset %llu (%u bytes), the data block is at %llu (%llu bytes)",
                     (unsigned long long)cs->data_blocks, (unsigned long long)e.offset,
                     e.on_disk_size, (unsigned long long)off, (unsigned long long)size);
-    kslice first = hfile_encoding_key(b, 0);
+    kslice first = hfile_block_key(b, 0);
     if (cell_key_compare(e.key.p, e.key.n, first.p, first.n) > 0)
         return rerr(r, err, KILN_CORRUPTION,
                     "index key of the data block at offset %llu sorts after its first cell",
@@ -90,13 +90,13 @@ check_data_block(check_state *cs, const hfile_block_header *h, uint64_t off, uin
                     "index key of the data block at offset %llu does not sort after the previous block",
                     (unsigned long long)off);
     for (uint32_t i = 0; i < b->count; i++) {
-        kslice k = hfile_encoding_key(b, i);
+        kslice k = hfile_block_key(b, i);
         if (cs->cells > 0 && cell_key_compare(cs->last_key.data, cs->last_key.len, k.p, k.n) > 0)
             return rerr(r, err, KILN_CORRUPTION,
                         "cell %u of the data block at offset %llu sorts before the previous cell",
                         i, (unsigned long long)off);
         kiln_cell c;
-        hfile_encoding_cell(b, i, &c);
+        hfile_block_cell(b, i, &c);
         kiln_status s = check_bloom_cell(cs, &c, off, err);
         if (s != KILN_OK)
             return s;
@@ -148,7 +148,7 @@ check_blocks(check_state *cs, kiln_err *err)
             return s;
         int chain = h.type == HFILE_BLOCK_ENCODED_DATA ? HFILE_BLOCK_DATA : (int)h.type;
         if (h.prev_block_offset != cs->prev_of_type[chain]) {
-            hfile_encoding_free(b);
+            hfile_block_free(b);
             return rerr(r, err, KILN_CORRUPTION,
                         "%s block at offset %llu: previous block offset %lld, expected %lld",
                         hfile_block_type_name(h.type), (unsigned long long)off,
@@ -161,7 +161,7 @@ check_blocks(check_state *cs, kiln_err *err)
             cs->index_uncompressed += h.uncompressed_size_without_header;
         if (h.type == HFILE_BLOCK_DATA || h.type == HFILE_BLOCK_ENCODED_DATA)
             s = check_data_block(cs, &h, off, size, b, err);
-        hfile_encoding_free(b);
+        hfile_block_free(b);
         if (s != KILN_OK)
             return s;
         off += size;

@@ -63,7 +63,7 @@ iter_set(hfile_iter *it, uint32_t pos)
 {
     it->pos = pos;
     it->valid = 1;
-    hfile_encoding_cell(it->db, pos, &it->cell);
+    hfile_block_cell(it->db, pos, &it->cell);
 }
 
 /* Pin the data block the cursor points at. */
@@ -154,7 +154,7 @@ block_search(const hfile_block *b, const kiln_cell *key, int upper)
             cmp = w < wk ? -1 : 1;
         } else {
             kiln_cell cell;
-            hfile_encoding_cell(b, mid, &cell);
+            hfile_block_cell(b, mid, &cell);
             cmp = cell_compare(&cell, key);
         }
         if (upper ? cmp <= 0 : cmp < 0)

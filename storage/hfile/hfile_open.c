@@ -118,7 +118,7 @@ block_build(const hfile_reader *r, const hfile_block_header *h, uint64_t off,
         if (count == 0)
             return rerr(r, err, KILN_CORRUPTION, "%s block at offset %llu has no entries",
                         hfile_block_type_name(h->type), (unsigned long long)off);
-        *out = hfile_encoding_wrap_index(h->type, payload, plen, count);
+        *out = hfile_block_wrap_index(h->type, payload, plen, count);
         return KILN_OK;
     case HFILE_BLOCK_BLOOM_CHUNK:
         if (plen == 0)
@@ -128,7 +128,7 @@ block_build(const hfile_reader *r, const hfile_block_header *h, uint64_t off,
     default:
         break;
     }
-    *out = hfile_encoding_wrap(h->type, payload, plen, count);
+    *out = hfile_block_wrap(h->type, payload, plen, count);
     return KILN_OK;
 }
 

@@ -22,6 +22,7 @@
 #include "storage/base/compress.h"
 #include "storage/base/env.h"
 #include "storage/base/status.h"
+#include "storage/hfile/hfile_block.h"
 #include "storage/hfile/hfile_encoding.h"
 #include "storage/hfile/hfile_reader.h"
 
@@ -68,7 +69,7 @@ struct hfile_reader {
     size_t root_len, root_used;
     hfile_index_entry *root;
     uint32_t root_count;
-    uint64_t *root_words;       /* row words of the root keys (hfile_encoding.h) */
+    uint64_t *root_words;       /* row words of the root keys (hfile_block.h) */
     uint32_t root_prefix;
     uint32_t levels;
     kslice first_key, last_key;
