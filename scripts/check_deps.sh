@@ -3,7 +3,8 @@
 #   storage/   includes nothing above it, no MPI, no sockets;
 #   mapreduce/ includes storage/ only;  jobs/ includes mapreduce/ and storage/;
 #   bulkload/ and serving/ include storage/ (serving may include bulkload/ no; neither MPI);
-#   no folder includes another folder's private *_int.h.
+#   no folder includes another folder's private *_int.h;
+#   storage/ has no include cycle (scripts/check_cycles.sh).
 # Prints each violation as FILE:LINE: text and exits 1 if there is any.
 set -u
 cd "$(dirname "$0")/.."
@@ -30,5 +31,7 @@ for f in $(ls */*.[ch] 2>/dev/null); do
     if [ "$inc" != "$dir" ]; then echo "$f:$line   <- private header of $inc/"; exit 1; fi
   done || bad=1
 done
+# no include cycle in storage/, among headers or among modules
+scripts/check_cycles.sh || bad=1
 if [ "$bad" -eq 0 ]; then echo "check-deps: layers OK"; fi
 exit $bad

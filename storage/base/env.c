@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "storage/base/env_int.h"
+#include "storage/base/env_power_int.h"
 
 #define ENV_WRITE_BUF (256 * 1024)
 #define ENV_COPY_CHUNK (8 * 1024 * 1024)

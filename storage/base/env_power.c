@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "storage/base/buf.h"
-#include "storage/base/env_int.h"
+#include "storage/base/env_power_int.h"
 
 typedef struct power_dir {
     dev_t dev;

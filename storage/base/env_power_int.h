@@ -1,5 +1,5 @@
-/* env_int.h -- the hooks through which env.c reports changes to the
- * power-loss recorder (env_power.c). Private to storage/env*.c.
+/* env_power_int.h -- the power-loss recorder's hooks (env_power.c), through
+ * which env.c reports changes to it. Private to storage/base/env*.c.
  *
  * Every changing call first asks env_power_gate (which counts it and may cut
  * the power), then, once it succeeded, notes what it changed. Calls that only
@@ -7,8 +7,8 @@
  * to be renamed over or unlinked are first stashed (a hard link kept by the
  * recorder) so the change can be undone.
  */
-#ifndef KILN_ENV_INT_H
-#define KILN_ENV_INT_H
+#ifndef KILN_ENV_POWER_INT_H
+#define KILN_ENV_POWER_INT_H
 
 #include <stdint.h>
 
