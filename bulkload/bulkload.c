@@ -21,7 +21,7 @@
 #include "storage/base/env.h"
 #include "storage/hfile/hfile_format.h"
 #include "storage/hfile/hfile_reader.h"
-#include "storage/store/store_index.h"
+#include "storage/store/store_index_def.h"
 #include "storage/base/store_rec.h"
 #include "storage/store/store_salt.h"
 

@@ -26,7 +26,7 @@
  *
  * Secondary indexes: a job that built indexes (jobs/index_output.h) leaves
  * each under _index/NAME/ -- a `_schema` record (the index table's schema,
- * storage/store_index.h) and the index table's family directory. The load
+ * storage/store/store_index_def.h) and the index table's family directory. The load
  * checks each against the table, maps its files to the index table's
  * regions, and publishes the table and all its indexes in the same manifest,
  * so they change together in one CURRENT swap.

@@ -21,7 +21,7 @@
 #include "storage/base/env.h"
 #include "storage/store/manifest.h"
 #include "storage/store/schema.h"
-#include "storage/store/store_index.h"
+#include "storage/store/store_index_def.h"
 #include "storage/store/store_view.h"
 #include "storage/store/table.h"
 

@@ -20,7 +20,7 @@
 #include "storage/base/buf.h"
 #include "storage/store/manifest.h"
 #include "storage/store/schema.h"
-#include "storage/store/store_index.h"
+#include "storage/store/store_index_def.h"
 #include "storage/base/store_rec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

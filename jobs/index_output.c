@@ -16,7 +16,7 @@
 #include "mapreduce/mr_counters.h"
 #include "storage/hfile/cell.h"
 #include "storage/base/env.h"
-#include "storage/store/store_index.h"
+#include "storage/store/store_index_def.h"
 #include "storage/store/store_salt.h"
 
 #define INDEX_OUTPUT_GAP_LEN 3

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Checks that the layers include one way only (see ARCHITECTURE.md):
-#   storage/   includes nothing above it, no MPI, no sockets;
+#   storage/   includes nothing above it, no MPI, no sockets; inside it
+#              store/ -> hfile/ -> base/, never upward;
 #   mapreduce/ includes storage/ only;  jobs/ includes mapreduce/ and storage/;
 #   bulkload/ and serving/ include storage/ (serving may include bulkload/ no; neither MPI);
-#   no folder includes another folder's private *_int.h.
+#   no folder includes another folder's private *_int.h;
+#   storage/ has no include cycle (scripts/check_cycles.sh).
 # Prints each violation as FILE:LINE: text and exits 1 if there is any.
 set -u
 cd "$(dirname "$0")/.."
@@ -17,18 +19,23 @@ check() { # folder, regex of forbidden includes, reason
     bad=1
   fi
 }
-check storage   'mapreduce/|jobs/|bulkload/|serving/|cli/|mpi\.h|sys/socket\.h|netinet/' "storage/ is the bottom layer"
+above_storage='mapreduce/|jobs/|bulkload/|serving/|cli/|mpi\.h|sys/socket\.h|netinet/'
+check storage/base  "storage/hfile/|storage/store/|$above_storage" "storage/base/ is the bottom layer"
+check storage/hfile "storage/store/|$above_storage"                "storage/hfile/ sits on storage/base/ only"
+check storage/store "$above_storage"                               "storage/ is the bottom layer"
 check mapreduce 'jobs/|bulkload/|serving/|cli/'                "mapreduce/ knows records, not jobs or the store"
 check jobs      'bulkload/|serving/|cli/'                      "jobs/ sits on mapreduce/ and storage/"
 check bulkload  'mapreduce/|jobs/|serving/|cli/|mpi\.h'        "bulkload/ links no MPI"
 check serving   'mapreduce/|jobs/|cli/|mpi\.h'                 "serving/ links no MPI"
 # private headers: a file may include only its own folder's *_int.h
-for f in $(ls */*.[ch] 2>/dev/null); do
-  dir=${f%%/*}
-  grep -nE '#[[:space:]]*include[[:space:]]*"[a-z_]+/[a-z_]+_int\.h"' "$f" | while IFS= read -r line; do
-    inc=$(echo "$line" | sed -E 's/.*"([a-z_]+)\/.*/\1/')
+for f in $(ls */*.[ch] storage/*/*.[ch] 2>/dev/null); do
+  dir=${f%/*}
+  grep -nE '#[[:space:]]*include[[:space:]]*"([a-z_]+/)+[a-z_]+_int\.h"' "$f" | while IFS= read -r line; do
+    inc=$(echo "$line" | sed -E 's/.*"(([a-z_]+\/)*[a-z_]+)\/[a-z_]+_int\.h".*/\1/')
     if [ "$inc" != "$dir" ]; then echo "$f:$line   <- private header of $inc/"; exit 1; fi
   done || bad=1
 done
+# no include cycle in storage/, among headers or among modules
+scripts/check_cycles.sh || bad=1
 if [ "$bad" -eq 0 ]; then echo "check-deps: layers OK"; fi
 exit $bad

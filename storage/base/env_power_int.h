@@ -1,5 +1,5 @@
-/* env_power_int.h -- the hooks through which env.c reports changes to the
- * power-loss recorder (env_power.c). Private to storage/base/env*.c.
+/* env_power_int.h -- the power-loss recorder's hooks (env_power.c), through
+ * which env.c reports changes to it. Private to storage/base/env*.c.
  *
  * Every changing call first asks env_power_gate (which counts it and may cut
  * the power), then, once it succeeded, notes what it changed. Calls that only

@@ -1,21 +1,6 @@
-/* hfile_encoding.h -- private to storage/: data blocks decoded once, when they
- * are read from disk, into the form the block cache holds and iterators walk.
- *
- * A decoded block is one allocation from block_cache_block_alloc (freed with
- * hfile_encoding_free, or owned by the cache once inserted):
- *
- *   hfile_block | hfile_cellpos[count] | row words u64[count] | bytes[len]
- *   (cellpos for data blocks, row words for data and index blocks)
- *
- * For DATABLK* (NONE) and ROW_INDEX_V1 blocks `bytes` is the block payload and
- * every cellpos points into it; for PREFIX, DIFF and FAST_DIFF blocks `bytes`
- * holds the cells rebuilt flat (key, value, tags) one after the other. Index
- * and bloom chunk blocks keep their payload in `bytes` and have no cellpos.
- *
- * Row words speed up searching a block: every row of a block shares its first
- * row_prefix bytes, and word i holds the next 8 bytes of cell i's row
- * (big-endian, zero-padded). If word(a) < word(b) then row a < row b, so a
- * binary search touches the small word array and reads a key only on a tie.
+/* hfile_encoding.h -- private to storage/: decoding of HFile data blocks,
+ * NONE (DATABLK*) and the DATABLKE encodings PREFIX, DIFF, FAST_DIFF and
+ * ROW_INDEX_V1, into the decoded block the block cache holds (hfile_block.h).
  *
  * Decoders check every length against the payload and the block's declared
  * unencoded size and return KILN_CORRUPTION ("cell N at payload offset X:
@@ -27,37 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/hfile/cell.h"
+#include "storage/hfile/hfile_block.h"
 #include "storage/hfile/hfile_format.h"
 #include "storage/base/status.h"
-
-typedef struct hfile_cellpos {
-    uint32_t key_off;   /* offset of the serialized key in bytes[] */
-    uint32_t key_len;
-    uint32_t val_len;   /* the value follows the key */
-    uint32_t tags_off;
-    uint32_t tags_len;
-    uint32_t cell_off;  /* where the cell starts in the payload (for messages) */
-    uint64_t mvcc;
-} hfile_cellpos;
-
-#define HFILE_PREFIX_COPY 24
-
-typedef struct hfile_block {
-    uint32_t type;              /* hfile_block_type */
-    uint32_t count;             /* cells of a data block, entries of an index block */
-    size_t len;                 /* bytes of `bytes` */
-    const uint8_t *bytes;
-    const hfile_cellpos *cells; /* data blocks: count entries, in order */
-    size_t alloc;               /* size of the whole allocation (the cache charge) */
-    hfile_encoding encoding;    /* data blocks: how the payload was encoded */
-    uint32_t row_prefix;        /* bytes every row of the block shares */
-    const uint64_t *row_words;  /* count words (see above), or NULL */
-    const uint8_t *prefix;      /* the shared row bytes (row_prefix of them) */
-    /* A copy of short prefixes beside the header, so a search does not touch
-     * the first key's cache line just to place the key. */
-    uint8_t prefix_copy[HFILE_PREFIX_COPY];
-} hfile_block;
 
 /* How cells are laid out in a file's data blocks (from its FileInfo). */
 typedef struct hfile_cell_format {
@@ -68,43 +25,10 @@ typedef struct hfile_cell_format {
 
 /* Decode a data block payload (after decompression). encoded: the block is
  * DATABLKE (payload starts with the u16 encoding id). *out is one allocation
- * to hfile_encoding_free (or hand to block_cache_insert_block). A block with no cells is corrupt.
+ * to hfile_block_free (or hand to block_cache_insert_block). A block with no cells is corrupt.
  * KILN_UNSUPPORTED for an unknown encoding id. */
 kiln_status hfile_encoding_decode(const uint8_t *payload, size_t n, int encoded,
                                   const hfile_cell_format *fmt, hfile_block **out,
                                   kiln_err *err);
-
-/* Free a decoded block that was not handed to the cache. b may be NULL. */
-void hfile_encoding_free(hfile_block *b);
-
-/* Wrap a non-data payload (index or bloom chunk) as a block: one allocation
- * holding a copy of the bytes. */
-hfile_block *hfile_encoding_wrap(hfile_block_type type, const uint8_t *payload, size_t n,
-                                 uint32_t count);
-
-/* Wrap a validated non-root index payload (hfile_nonroot_index_check) with
- * row words for its entry keys (none if a key does not decode). */
-hfile_block *hfile_encoding_wrap_index(hfile_block_type type, const uint8_t *payload, size_t n,
-                                       uint32_t count);
-
-/* Row words (see above) of n serialized keys, key_at(ctx, i) giving key i.
- * Returns the length of the row prefix they all share, or -1 if a key does
- * not decode (the words are then unusable). */
-long hfile_row_words(kslice (*key_at)(const void *ctx, uint32_t i), const void *ctx, uint32_t n,
-                     uint64_t *words);
-
-/* Where key's row stands against rows that all start with row0[0..plen):
- * -1 before them all, 1 after them all, 0 among them (*wk is then its word). */
-int hfile_row_word_locate(const uint8_t *row0, uint32_t plen, const kiln_cell *key, uint64_t *wk);
-
-/* Cell i of a decoded data block; c borrows from b. REQUIRES: i < b->count. */
-void hfile_encoding_cell(const hfile_block *b, uint32_t i, kiln_cell *c);
-
-/* The serialized key of cell i. */
-static inline kslice
-hfile_encoding_key(const hfile_block *b, uint32_t i)
-{
-    return kslice_make(b->bytes + b->cells[i].key_off, b->cells[i].key_len);
-}
 
 #endif

@@ -13,6 +13,10 @@
  * Thread-safety: a reader is immutable after open and safe to share between
  * threads; an iterator is single-threaded. Cells returned by an iterator are
  * valid until the next call on that iterator.
+ *
+ * Implemented in hfile_open.c (open, block reads), hfile_reader.c (accessors,
+ * blooms, prefetch), hfile_cursor.c (index cursor), hfile_iter.c (iteration)
+ * and hfile_check.c (the file check), sharing hfile_reader_int.h.
  */
 #ifndef KILN_HFILE_READER_H
 #define KILN_HFILE_READER_H

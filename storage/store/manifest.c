@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/store/store_index.h"
+#include "storage/store/store_index_def.h"
 #include "storage/base/store_rec.h"
 
 void

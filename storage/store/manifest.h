@@ -109,7 +109,7 @@ int manifest_file_name_ok(const char *name);
 
 /* Check the publish group: tables[0] is a table (not an index table), at
  * most STORE_INDEX_MAX more follow, each a well-formed index of tables[0]
- * (store_index.h), no two alike. KILN_INVALID saying what is wrong. */
+ * (store_index_def.h), no two alike. KILN_INVALID saying what is wrong. */
 kiln_status manifest_check_tables(const manifest *m, kiln_err *err);
 
 /* Append the manifest record to out; returns its CRC32C (what CURRENT holds). */

@@ -26,13 +26,13 @@
  * merges them, so rows come in the user's key order (reversed too), limits
  * count merged rows, and the bucket byte never appears in a returned row.
  *
- * A version may carry secondary-index tables (store_index.h); the view opens
+ * A version may carry secondary-index tables (store_index_def.h); the view opens
  * them with the table, so an index read through a view always belongs to the
  * same version as the table.
  *
  * Modules: store_view.c (open, routing, get, count), store_row.c (row
  * assembly with the semantics above, row buffers), store_scan.c (scans),
- * store_index.c (index definitions, keys and index scans).
+ * store_index.c (index scans; definitions and keys are store_index_def.c).
  *
  * Thread-safety: a view is immutable and reference-counted; share it between
  * threads (store_view_ref for each holder) and the last unref closes it. A

@@ -12,7 +12,7 @@
 #include "storage/hfile/hfile_reader.h"
 #include "storage/store/manifest.h"
 #include "storage/store/schema.h"
-#include "storage/store/store_index.h"
+#include "storage/store/store_index_def.h"
 #include "storage/store/store_merge.h"
 #include "storage/store/store_view.h"
 

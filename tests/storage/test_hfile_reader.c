@@ -27,6 +27,7 @@
 #include "storage/base/compress.h"
 #include "storage/base/crc32c.h"
 #include "storage/base/env.h"
+#include "storage/hfile/hfile_block.h"
 #include "storage/hfile/hfile_encoding.h"
 #include "storage/hfile/hfile_format.h"
 #include "storage/hfile/hfile_reader.h"
@@ -1259,7 +1260,7 @@ check_decoded(const hfile_block *b, const ocells *a, const enc_ctx *x)
     assert_int_equal(b->count, a->n);
     for (uint32_t i = 0; i < b->count; i++) {
         kiln_cell c;
-        hfile_encoding_cell(b, i, &c);
+        hfile_block_cell(b, i, &c);
         kiln_cell want = a->v[i].c;
         if (!x->tags)
             want.tags_len = 0;
@@ -1311,7 +1312,7 @@ encodings_round_trip(void **state)
                 fail_msg("%s round %d: %s", hfile_encoding_name(encs[e]), round, err.msg);
             assert_int_equal(b->encoding, encs[e]);
             check_decoded(b, &a, &x);
-            hfile_encoding_free(b);
+            hfile_block_free(b);
             if (round % 20 == 0) {
                 for (size_t cut = 0; cut < blk.len; cut++) {
                     b = NULL;
@@ -1321,10 +1322,10 @@ encodings_round_trip(void **state)
                         assert_true(b->count < a.n);
                         for (uint32_t i = 0; i < b->count; i++) {
                             kiln_cell c;
-                            hfile_encoding_cell(b, i, &c);
+                            hfile_block_cell(b, i, &c);
                             assert_int_equal(cell_compare(&c, &a.v[i].c), 0);
                         }
-                        hfile_encoding_free(b);
+                        hfile_block_free(b);
                     } else {
                         assert_int_equal(s, KILN_CORRUPTION);
                         assert_true(err.msg[0] != '\0');
@@ -1374,7 +1375,7 @@ encodings_known_bytes(void **state)
         assert_int_equal(b->count, 2);
         for (uint32_t i = 0; i < 2; i++) {
             kiln_cell c;
-            hfile_encoding_cell(b, i, &c);
+            hfile_block_cell(b, i, &c);
             assert_int_equal(c.row_len, 2);
             assert_memory_equal(c.row, "r1", 2);
             assert_int_equal(c.family_len, 1);
@@ -1386,7 +1387,7 @@ encodings_known_bytes(void **state)
             assert_int_equal(c.value_len, 1);
             assert_int_equal(c.value[0], i ? 'y' : 'x');
         }
-        hfile_encoding_free(b);
+        hfile_block_free(b);
     }
     /* an unknown id is unsupported, a same-value flag with a new length corrupt */
     static const uint8_t unknown[] = {0x00, 0x06, 0, 0, 0, 0};

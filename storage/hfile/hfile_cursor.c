@@ -1,0 +1,208 @@
+/* hfile_cursor.c -- the index cursor of an HFile reader: one position per
+ * index level (the root in memory, the intermediate and leaf blocks pinned
+ * in the cache), positioned at the first or last data block or by key, and
+ * stepped one data block at a time in either direction.
+ *
+ * Navigation follows the index, never the physical block chain, so next/prev
+ * across blocks step the cursor and reverse iteration costs the same as
+ * forward. In check mode (hfile_reader_check) every index block the cursor
+ * loads is checked against its parent entry.
+ */
+#include "storage/hfile/hfile_reader_int.h"
+
+#include "storage/base/coding.h"
+
+/* ------------------------------------------------------------------ index cursor */
+
+/* Entry i of a validated non-root block (as hfile_nonroot_index_entry, with
+ * the count taken from the block instead of its first line). */
+static void
+nonroot_entry(const hfile_block *b, uint32_t i, hfile_index_entry *e)
+{
+    const uint8_t *p = b->bytes;
+    const uint8_t *sec = p + 4 + 4 * (size_t)i;
+    uint32_t a = coding_get_be32(sec), z = coding_get_be32(sec + 4);
+    const uint8_t *q = p + 4 + 4 * ((size_t)b->count + 1) + a;
+    e->offset = coding_get_be64(q);
+    e->on_disk_size = coding_get_be32(q + 8);
+    e->key = kslice_make(q + 12, z - a - 12);
+}
+
+static void
+cursor_entry_at(const icursor *c, uint32_t d, uint32_t i, hfile_index_entry *e)
+{
+    if (d == 0)
+        *e = c->r->root[i];
+    else
+        nonroot_entry(c->lv[d].b, i, e);
+}
+
+/* Largest i at level d whose key is <= key, or -1. Row words settle most
+ * comparisons without reading the entries. */
+static long
+cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
+{
+    const uint64_t *words;
+    const uint8_t *prefix;
+    uint32_t plen;
+    if (d == 0) {
+        words = c->r->root_words;
+        plen = c->r->root_prefix;
+        prefix = c->r->root_count ? c->r->root[0].key.p + 2 : NULL;
+    } else {
+        words = c->lv[d].b->row_words;
+        plen = c->lv[d].b->row_prefix;
+        prefix = c->lv[d].b->prefix;
+    }
+    uint64_t wk = 0;
+    if (words) {
+        int where = hfile_row_word_locate(prefix, plen, key, &wk);
+        if (where < 0)
+            return -1;
+        if (where > 0)
+            return (long)c->lv[d].count - 1;
+    }
+    long lo = 0, hi = (long)c->lv[d].count - 1, found = -1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        int cmp;
+        if (words) {
+            /* both possible next probes: their cache misses overlap this one's */
+            __builtin_prefetch(&words[lo + (mid - lo) / 2]);
+            __builtin_prefetch(&words[mid + 1 + (hi - mid) / 2]);
+        }
+        if (words && words[mid] != wk) {
+            cmp = words[mid] < wk ? 1 : -1;
+        } else {
+            hfile_index_entry e;
+            cursor_entry_at(c, d, (uint32_t)mid, &e);
+            cmp = cell_compare_key(key, e.key.p, e.key.n);
+        }
+        if (cmp >= 0) {
+            found = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return found;
+}
+
+static uint32_t
+cursor_pick(const icursor *c, uint32_t d, int mode, const kiln_cell *key)
+{
+    if (mode == POS_FIRST)
+        return 0;
+    if (mode == POS_LAST)
+        return c->lv[d].count - 1;
+    long i = cursor_search(c, d, key);
+    return i < 0 ? 0 : (uint32_t)i;
+}
+
+void
+hfile_cursor_release(icursor *c)
+{
+    for (uint32_t d = 1; d < MAX_INDEX_LEVELS; d++) {
+        block_cache_release(c->r->cache, c->lv[d].h);
+        c->lv[d].h = NULL;
+        c->lv[d].b = NULL;
+    }
+}
+
+/* In check mode: the child's first key is >= the parent entry's key, its
+ * entries ascend, and its last key sorts before the parent's next entry. */
+static kiln_status
+cursor_check_child(icursor *c, uint32_t d, uint64_t off, kiln_err *err)
+{
+    hfile_index_entry pe, ce, prev = {0, 0, {NULL, 0}};
+    cursor_entry_at(c, d - 1, c->lv[d - 1].pos, &pe);
+    for (uint32_t i = 0; i < c->lv[d].count; i++) {
+        cursor_entry_at(c, d, i, &ce);
+        if (i == 0 && cell_key_compare(pe.key.p, pe.key.n, ce.key.p, ce.key.n) > 0)
+            return rerr(c->r, err, KILN_CORRUPTION,
+                        "index block at offset %llu starts below its parent's key",
+                        (unsigned long long)off);
+        if (i > 0 && cell_key_compare(prev.key.p, prev.key.n, ce.key.p, ce.key.n) >= 0)
+            return rerr(c->r, err, KILN_CORRUPTION,
+                        "index block at offset %llu: entry %u is out of order",
+                        (unsigned long long)off, i);
+        prev = ce;
+    }
+    if (c->lv[d - 1].pos + 1 < c->lv[d - 1].count) {
+        cursor_entry_at(c, d - 1, c->lv[d - 1].pos + 1, &pe);
+        if (cell_key_compare(prev.key.p, prev.key.n, pe.key.p, pe.key.n) >= 0)
+            return rerr(c->r, err, KILN_CORRUPTION,
+                        "index block at offset %llu ends at or above its parent's next key",
+                        (unsigned long long)off);
+    }
+    return KILN_OK;
+}
+
+/* Position levels d+1.. below level d's current entry, each by mode. */
+static kiln_status
+cursor_descend(icursor *c, uint32_t d, int mode, const kiln_cell *key, kiln_err *err)
+{
+    for (; d + 1 < c->levels; d++) {
+        hfile_index_entry e;
+        cursor_entry_at(c, d, c->lv[d].pos, &e);
+        cursor_level *child = &c->lv[d + 1];
+        if (child->b == NULL || child->off != e.offset) {
+            unsigned type = d + 2 == c->levels ? HFILE_BLOCK_LEAF_INDEX
+                                                : HFILE_BLOCK_INTERMEDIATE_INDEX;
+            block_cache_handle *h;
+            const hfile_block *b;
+            kiln_status s =
+                d == 0 ? hfile_reader_block_get_pinned(c->r, &c->r->root_children, c->lv[0].pos,
+                                                       e.offset, e.on_disk_size, TYPE_BIT(type),
+                                                       &h, &b, err)
+                       : hfile_reader_block_get(c->r, e.offset, e.on_disk_size, TYPE_BIT(type),
+                                                &h, &b, err);
+            if (s != KILN_OK)
+                return s;
+            block_cache_release(c->r->cache, child->h);
+            child->h = h;
+            child->b = b;
+            child->off = e.offset;
+            child->count = b->count;
+            if (c->checking && (s = cursor_check_child(c, d + 1, e.offset, err)) != KILN_OK)
+                return s;
+        }
+        child->pos = cursor_pick(c, d + 1, mode, key);
+    }
+    return KILN_OK;
+}
+
+/* Position the whole cursor. KILN_NOT_FOUND if the index is empty. */
+kiln_status
+hfile_cursor_seek(icursor *c, int mode, const kiln_cell *key, kiln_err *err)
+{
+    if (c->r->root_count == 0)
+        return KILN_NOT_FOUND;
+    c->lv[0].count = c->r->root_count;
+    c->lv[0].pos = cursor_pick(c, 0, mode, key);
+    return cursor_descend(c, 0, mode, key, err);
+}
+
+/* Step to the next (dir 1) or previous (-1) data block entry. KILN_NOT_FOUND
+ * past either end (the cursor is then unchanged). */
+kiln_status
+hfile_cursor_step(icursor *c, int dir, kiln_err *err)
+{
+    long d = (long)c->levels - 1;
+    while (d >= 0) {
+        cursor_level *l = &c->lv[d];
+        if (dir > 0 ? l->pos + 1 < l->count : l->pos > 0)
+            break;
+        d--;
+    }
+    if (d < 0)
+        return KILN_NOT_FOUND;
+    c->lv[d].pos = dir > 0 ? c->lv[d].pos + 1 : c->lv[d].pos - 1;
+    return cursor_descend(c, (uint32_t)d, dir > 0 ? POS_FIRST : POS_LAST, NULL, err);
+}
+
+void
+hfile_cursor_data_entry(const icursor *c, hfile_index_entry *e)
+{
+    cursor_entry_at(c, c->levels - 1, c->lv[c->levels - 1].pos, e);
+}

@@ -1,0 +1,225 @@
+/* hfile_iter.c -- iteration over an HFile's cells, forward and reverse: the
+ * index cursor (hfile_cursor.c) picks the data block, a binary search over
+ * the block's row words and cells picks the cell, and next/prev cross to the
+ * neighbouring block through the cursor.
+ */
+#include "storage/hfile/hfile_reader_int.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ iterator */
+
+struct hfile_iter {
+    icursor cur;
+    block_cache_handle *dh;
+    const hfile_block *db;
+    uint64_t db_off;
+    uint32_t pos;
+    int valid;
+    kiln_cell cell;
+};
+
+hfile_iter *
+hfile_iter_new(hfile_reader *r)
+{
+    hfile_iter *it = kiln_calloc(1, sizeof *it);
+    it->cur.r = r;
+    it->cur.levels = r->levels;
+    return it;
+}
+
+static void
+iter_drop_data(hfile_iter *it)
+{
+    block_cache_release(it->cur.r->cache, it->dh);
+    it->dh = NULL;
+    it->db = NULL;
+}
+
+void
+hfile_iter_free(hfile_iter *it)
+{
+    if (it == NULL)
+        return;
+    iter_drop_data(it);
+    hfile_cursor_release(&it->cur);
+    free(it);
+}
+
+int
+hfile_iter_valid(const hfile_iter *it)
+{
+    return it->valid;
+}
+
+const kiln_cell *
+hfile_iter_cell(const hfile_iter *it)
+{
+    return &it->cell;
+}
+
+static void
+iter_set(hfile_iter *it, uint32_t pos)
+{
+    it->pos = pos;
+    it->valid = 1;
+    hfile_block_cell(it->db, pos, &it->cell);
+}
+
+/* Pin the data block the cursor points at. */
+static kiln_status
+iter_load_data(hfile_iter *it, kiln_err *err)
+{
+    hfile_index_entry e;
+    hfile_cursor_data_entry(&it->cur, &e);
+    if (it->db && it->db_off == e.offset)
+        return KILN_OK;
+    block_cache_handle *h;
+    const hfile_block *b;
+    kiln_status s =
+        hfile_reader_block_get(it->cur.r, e.offset, e.on_disk_size, DATA_TYPES, &h, &b, err);
+    if (s != KILN_OK)
+        return s;
+    iter_drop_data(it);
+    it->dh = h;
+    it->db = b;
+    it->db_off = e.offset;
+    return KILN_OK;
+}
+
+/* Result of a positioning step: on error or at the end the iterator is invalid. */
+static kiln_status
+iter_result(hfile_iter *it, kiln_status s)
+{
+    if (s == KILN_NOT_FOUND) {
+        it->valid = 0;
+        return KILN_OK;
+    }
+    if (s != KILN_OK)
+        it->valid = 0;
+    return s;
+}
+
+/* Move to the first (dir 1) or last (-1) cell of the next/previous block. */
+static kiln_status
+iter_cross(hfile_iter *it, int dir, kiln_err *err)
+{
+    kiln_status s = hfile_cursor_step(&it->cur, dir, err);
+    if (s == KILN_OK)
+        s = iter_load_data(it, err);
+    if (s == KILN_OK)
+        iter_set(it, dir > 0 ? 0 : it->db->count - 1);
+    return iter_result(it, s);
+}
+
+kiln_status
+hfile_iter_seek_first(hfile_iter *it, kiln_err *err)
+{
+    kiln_status s = hfile_cursor_seek(&it->cur, POS_FIRST, NULL, err);
+    if (s == KILN_OK)
+        s = iter_load_data(it, err);
+    if (s == KILN_OK)
+        iter_set(it, 0);
+    return iter_result(it, s);
+}
+
+kiln_status
+hfile_iter_seek_last(hfile_iter *it, kiln_err *err)
+{
+    kiln_status s = hfile_cursor_seek(&it->cur, POS_LAST, NULL, err);
+    if (s == KILN_OK)
+        s = iter_load_data(it, err);
+    if (s == KILN_OK)
+        iter_set(it, it->db->count - 1);
+    return iter_result(it, s);
+}
+
+/* First cell of the block > key (upper) or >= key (lower); count if none.
+ * The row words settle most comparisons without touching the cells. */
+static uint32_t
+block_search(const hfile_block *b, const kiln_cell *key, int upper)
+{
+    uint64_t wk;
+    int where = hfile_row_word_locate(b->prefix, b->row_prefix, key, &wk);
+    if (where < 0)
+        return 0;       /* the key's row sorts before every row here */
+    if (where > 0)
+        return b->count;
+    uint32_t lo = 0, hi = b->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint64_t w = b->row_words[mid];
+        int cmp;
+        if (w != wk) {
+            cmp = w < wk ? -1 : 1;
+        } else {
+            kiln_cell cell;
+            hfile_block_cell(b, mid, &cell);
+            cmp = cell_compare(&cell, key);
+        }
+        if (upper ? cmp <= 0 : cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+kiln_status
+hfile_iter_seek(hfile_iter *it, const kiln_cell *key, kiln_err *err)
+{
+    kiln_status s = hfile_cursor_seek(&it->cur, POS_KEY, key, err);
+    if (s == KILN_OK)
+        s = iter_load_data(it, err);
+    if (s != KILN_OK)
+        return iter_result(it, s);
+    uint32_t pos = block_search(it->db, key, 0);
+    if (pos < it->db->count) {
+        iter_set(it, pos);
+        return KILN_OK;
+    }
+    /* Every cell here is smaller: the answer is the next block's first cell. */
+    return iter_cross(it, 1, err);
+}
+
+kiln_status
+hfile_iter_seek_for_prev(hfile_iter *it, const kiln_cell *key, kiln_err *err)
+{
+    kiln_status s = hfile_cursor_seek(&it->cur, POS_KEY, key, err);
+    if (s == KILN_OK)
+        s = iter_load_data(it, err);
+    if (s != KILN_OK)
+        return iter_result(it, s);
+    uint32_t pos = block_search(it->db, key, 1);
+    if (pos > 0) {
+        iter_set(it, pos - 1);
+        return KILN_OK;
+    }
+    /* The index key was a shortened separator above the block's cells or the
+     * key is before this block: the answer is the previous block's last cell. */
+    return iter_cross(it, -1, err);
+}
+
+kiln_status
+hfile_iter_next(hfile_iter *it, kiln_err *err)
+{
+    if (!it->valid)
+        return status_set(err, KILN_INVALID, "%s: iterator is not positioned", it->cur.r->path);
+    if (it->pos + 1 < it->db->count) {
+        iter_set(it, it->pos + 1);
+        return KILN_OK;
+    }
+    return iter_cross(it, 1, err);
+}
+
+kiln_status
+hfile_iter_prev(hfile_iter *it, kiln_err *err)
+{
+    if (!it->valid)
+        return status_set(err, KILN_INVALID, "%s: iterator is not positioned", it->cur.r->path);
+    if (it->pos > 0) {
+        iter_set(it, it->pos - 1);
+        return KILN_OK;
+    }
+    return iter_cross(it, -1, err);
+}
