@@ -10,8 +10,8 @@
 #   make bench                build the benchmark programs
 #   make fuzz                 build the libFuzzer targets (clang)
 #   make install PREFIX=/usr/local DESTDIR=
-#   make check-deps           check that the layers include one way only
-#   make check-cycles         check that serving/'s modules (x.c + x.h) form no cycle
+#   make check-deps           check that the layers include and link one way only,
+#                             with no cycle of modules inside a folder
 
 CC      ?= cc
 MPICC   ?= mpicc
@@ -244,15 +244,12 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
 
-check-deps:
-	@scripts/check_deps.sh
-
-check-cycles: $(SERVING_LIB)
-	@scripts/module_cycles.sh serving $(BUILD)/obj/serving
+check-deps: all
+	@BUILD=$(BUILD) scripts/check_deps.sh
 
 clean:
 	rm -rf build build-*
 
-.PHONY: all test deps fuzz bench install check-deps check-cycles clean
+.PHONY: all test deps fuzz bench install check-deps clean
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

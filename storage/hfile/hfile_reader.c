@@ -1,7 +1,7 @@
 /* hfile_reader.c -- what an open HFile reader answers besides iteration: its
  * accessors (trailer, FileInfo, sizes, first and last key), the bloom checks
  * (ROW, ROWCOL and delete-family, chunks through the pin tables) and prefetch
- * of the data blocks into the block cache. Opening is hfile_open.c.
+ * of the data blocks into the block cache. Opening is hfile_reader_open.c.
  */
 #include "storage/hfile/hfile_reader_int.h"
 

@@ -14,9 +14,10 @@
  * threads; an iterator is single-threaded. Cells returned by an iterator are
  * valid until the next call on that iterator.
  *
- * Implemented in hfile_open.c (open, block reads), hfile_reader.c (accessors,
- * blooms, prefetch), hfile_cursor.c (index cursor), hfile_iter.c (iteration)
- * and hfile_check.c (the file check), sharing hfile_reader_int.h.
+ * Implemented in hfile_reader_open.c (open, block reads), hfile_reader.c
+ * (accessors, blooms, prefetch), hfile_reader_cursor.c (index cursor),
+ * hfile_reader_iter.c (iteration) and hfile_reader_check.c (the file check),
+ * sharing hfile_reader_int.h.
  */
 #ifndef KILN_HFILE_READER_H
 #define KILN_HFILE_READER_H

@@ -1,13 +1,14 @@
 /* hfile_reader_int.h -- the inside of an open HFile reader, shared by the
  * files that implement hfile_reader.h (private to storage/hfile/):
  *
- *   hfile_open.c    open and close: trailer, load-on-open section, bloom
- *                   metadata, pin tables; reading a block (checks, checksums,
- *                   decompression, decoding) and fetching it through the cache
- *   hfile_reader.c  accessors, bloom checks, prefetch
- *   hfile_cursor.c  the index cursor: one position per index level
- *   hfile_iter.c    iteration, forward and reverse
- *   hfile_check.c   the full file check (hfile_reader_check)
+ *   hfile_reader_open.c    open and close: trailer, load-on-open section, bloom
+ *                          metadata, pin tables; reading a block (checks,
+ *                          checksums, decompression, decoding) and fetching it
+ *                          through the cache
+ *   hfile_reader.c         accessors, bloom checks, prefetch
+ *   hfile_reader_cursor.c  the index cursor: one position per index level
+ *   hfile_reader_iter.c    iteration, forward and reverse
+ *   hfile_reader_check.c   the full file check (hfile_reader_check)
  */
 #ifndef KILN_HFILE_READER_INT_H
 #define KILN_HFILE_READER_INT_H
@@ -104,7 +105,7 @@ rerr(const hfile_reader *r, kiln_err *err, kiln_status code, const char *fmt, ..
     return status_set(err, code, "%s: %s", r->path, msg);
 }
 
-/* ---------------------------------------------------------- blocks (hfile_open.c) */
+/* ---------------------------------------------------------- blocks (hfile_reader_open.c) */
 
 /* Read the block at off of the given on-disk size from disk, verify it
  * (header, type in type_mask, checksums, decompression) and build its cached
@@ -131,7 +132,7 @@ kiln_status hfile_reader_block_get_pinned(hfile_reader *r, pin_table *pt, uint32
  * within a file). */
 int hfile_reader_rowcol_compare(const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
 
-/* ---------------------------------------------------------- index cursor (hfile_cursor.c) */
+/* ---------------------------------------------------------- index cursor (hfile_reader_cursor.c) */
 
 typedef struct cursor_level {
     block_cache_handle *h;      /* NULL at the root */

@@ -1,4 +1,4 @@
-/* hfile_check.c -- hfile_reader_check: read every block of a file in
+/* hfile_reader_check.c -- hfile_reader_check: read every block of a file in
  * physical order and check it all (headers and checksums, the previous-block
  * chains, decoding, cell order, that the index entries match the data blocks
  * one for one, the trailer's totals, FileInfo's last key, and that the blooms

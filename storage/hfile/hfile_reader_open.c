@@ -1,4 +1,4 @@
-/* hfile_open.c -- opening an HFile v3 file (trailer, load-on-open section:
+/* hfile_reader_open.c -- opening an HFile v3 file (trailer, load-on-open section:
  * data and meta index roots, FileInfo, bloom metadata; the pin tables) and
  * closing it; reading one block from disk and fetching it through the block
  * cache.

@@ -1,4 +1,4 @@
-/* hfile_cursor.c -- the index cursor of an HFile reader: one position per
+/* hfile_reader_cursor.c -- the index cursor of an HFile reader: one position per
  * index level (the root in memory, the intermediate and leaf blocks pinned
  * in the cache), positioned at the first or last data block or by key, and
  * stepped one data block at a time in either direction.

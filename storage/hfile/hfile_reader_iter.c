@@ -1,5 +1,5 @@
-/* hfile_iter.c -- iteration over an HFile's cells, forward and reverse: the
- * index cursor (hfile_cursor.c) picks the data block, a binary search over
+/* hfile_reader_iter.c -- iteration over an HFile's cells, forward and reverse: the
+ * index cursor (hfile_reader_cursor.c) picks the data block, a binary search over
  * the block's row words and cells picks the cell, and next/prev cross to the
  * neighbouring block through the cursor.
  */
