@@ -81,10 +81,6 @@ const mr_job_def *mr_job_find(const char *name);
 /* Registered jobs in name order: *defs valid until the next register. */
 size_t mr_job_list(const mr_job_def *const **defs);
 
-/* Registers every job of the program. Not defined in mapreduce/: the program
- * that links the engine provides it (jobs/jobs.c for kiln-mr). */
-void jobs_register_all(void);
-
 /* ------------------------------------------------------------------ describing */
 
 mr_conf *mr_job_conf(mr_job *job);
