@@ -1,6 +1,6 @@
-/* mr_job.c -- the job registry, the job description calls, and the runner:
+/* mr_job.c -- the job description calls and the runner:
  * setup, input listing, partitioner (with sampling), map, shuffle, reduce,
- * commit, and the report.
+ * commit, and the report (the registry of jobs is mr_registry.c).
  *
  * Every phase ends at mr_comm_agree, so a failure anywhere stops every rank
  * at the same point with the same status. Rank 0 alone touches the shared
@@ -32,42 +32,6 @@
 #define MR_SAMPLE_POINTS 1000
 #define MR_SAMPLE_RECORDS_PER_POINT 4
 #define MR_PROGRESS_EVERY 1024
-
-/* ------------------------------------------------------------------ registry */
-
-#define MR_JOBS_MAX 64
-
-static const mr_job_def *mr_jobs[MR_JOBS_MAX];
-static size_t mr_n_jobs;
-
-void
-mr_job_register(const mr_job_def *def)
-{
-    if (mr_job_find(def->name) != NULL || mr_n_jobs == MR_JOBS_MAX)
-        return;
-    size_t i = mr_n_jobs++;
-    while (i > 0 && strcmp(mr_jobs[i - 1]->name, def->name) > 0) {
-        mr_jobs[i] = mr_jobs[i - 1];
-        i--;
-    }
-    mr_jobs[i] = def;
-}
-
-const mr_job_def *
-mr_job_find(const char *name)
-{
-    for (size_t i = 0; i < mr_n_jobs; i++)
-        if (strcmp(mr_jobs[i]->name, name) == 0)
-            return mr_jobs[i];
-    return NULL;
-}
-
-size_t
-mr_job_list(const mr_job_def *const **defs)
-{
-    *defs = mr_jobs;
-    return mr_n_jobs;
-}
 
 /* ------------------------------------------------------------------ describing */
 

@@ -48,6 +48,7 @@
 
 #include "mapreduce/mr_conf.h"
 #include "mapreduce/mr_output.h"
+#include "mapreduce/mr_registry.h"
 #include "mapreduce/mr_sortbuf.h"
 #include "storage/base/buf.h"
 #include "storage/base/status.h"
@@ -60,26 +61,6 @@ typedef struct mr_values mr_values;
 typedef kiln_status (*mr_map_fn)(mr_task *t, kslice record, kiln_err *err);
 /* Reduce (or combine) one key and its values. */
 typedef kiln_status (*mr_reduce_fn)(mr_task *t, kslice key, mr_values *values, kiln_err *err);
-
-typedef struct mr_job_def {
-    const char *name;
-    const char *summary;     /* one line, for --help */
-    const char *usage;       /* the job's own --help text */
-    /* Describe the job from its arguments (-D settings already removed and
-     * stored in the conf). Runs on every rank with the same arguments and
-     * must make the same calls everywhere. KILN_INVALID for a usage error. */
-    kiln_status (*setup)(mr_job *job, int argc, char **argv, kiln_err *err);
-} mr_job_def;
-
-/* ------------------------------------------------------------------ registry */
-
-/* Register a job (the def must outlive the program). A second job with the
- * same name is ignored. */
-void mr_job_register(const mr_job_def *def);
-/* The job called name, or NULL. */
-const mr_job_def *mr_job_find(const char *name);
-/* Registered jobs in name order: *defs valid until the next register. */
-size_t mr_job_list(const mr_job_def *const **defs);
 
 /* ------------------------------------------------------------------ describing */
 
