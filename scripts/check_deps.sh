@@ -3,7 +3,8 @@
 #   storage/   includes nothing above it, no MPI, no sockets;
 #   mapreduce/ includes storage/ only;  jobs/ includes mapreduce/ and storage/;
 #   bulkload/ and serving/ include storage/ (serving may include bulkload/ no; neither MPI);
-#   no folder includes another folder's private *_int.h.
+#   no folder includes another folder's private *_int.h;
+#   mapreduce/'s modules include one another without a cycle (mr_modules.sh).
 # Prints each violation as FILE:LINE: text and exits 1 if there is any.
 set -u
 cd "$(dirname "$0")/.."
@@ -30,5 +31,8 @@ for f in $(ls */*.[ch] 2>/dev/null); do
     if [ "$inc" != "$dir" ]; then echo "$f:$line   <- private header of $inc/"; exit 1; fi
   done || bad=1
 done
+# mapreduce/: calls go one way (runner -> phases -> collector/shuffle -> runs),
+# so its modules' includes must not loop
+scripts/mr_modules.sh >/dev/null || bad=1
 if [ "$bad" -eq 0 ]; then echo "check-deps: layers OK"; fi
 exit $bad
