@@ -2,7 +2,7 @@
  *
  * A job is an mr_job_def: name, one-line summary, usage and setup. The
  * program that links the engine registers its jobs before it looks one up
- * (kiln-mr's list is in jobs/jobs.c); the engine itself names none.
+ * (kiln-mr keeps its list beside its main); the engine itself names none.
  *
  * Thread-safety: register from one thread before any lookup.
  */
