@@ -2,9 +2,9 @@
  *
  * Each job file defines one mr_job_def; jobs_register_all (jobs.c)
  * registers them all with the engine's registry (mr_job_register), which
- * kiln-mr's main (kiln_mr_main.c) does first. Argument
- * helpers keep the jobs' command lines alike: `--input PATH...` takes every
- * following argument up to the next option.
+ * kiln-mr's main (kiln_mr_main.c) does first. Argument helpers keep the
+ * jobs' command lines alike: `--input PATH...` takes every following
+ * argument up to the next option.
  *
  * Thread-safety: as mr_job.h.
  */
