@@ -103,9 +103,10 @@ $(BIN)/kiln: $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LI
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(KILN_OBJS) $(CLI_LIB) $(BULKLOAD_LIB) $(SERVING_LIB) $(STORAGE_LIB) $(CLIENT_LIBS) $(LIBS)
 
-ifneq ($(wildcard mapreduce/kiln_mr_main.c),)
+# kiln-mr's main and its list of jobs live in jobs/: mapreduce/ names no job.
+ifneq ($(wildcard jobs/kiln_mr_main.c),)
 PROGRAMS += $(BIN)/kiln-mr
-$(BIN)/kiln-mr: $(BUILD)/obj/mapreduce/kiln_mr_main.o $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
+$(BIN)/kiln-mr: $(BUILD)/obj/jobs/kiln_mr_main.o $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LDFLAGS) -o $@ $^ $(LIBS)
 endif

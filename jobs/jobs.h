@@ -1,9 +1,10 @@
 /* jobs.h -- the jobs kiln-mr runs, and what they share.
  *
- * Each job file defines one mr_job_def; jobs_register_all (declared in
- * mapreduce/mr_job.h, defined in jobs.c) registers them all. Argument
- * helpers keep the jobs' command lines alike: `--input PATH...` takes every
- * following argument up to the next option.
+ * Each job file defines one mr_job_def; jobs_register_all (jobs.c)
+ * registers them all with the engine's registry (mr_job_register), which
+ * kiln-mr's main (kiln_mr_main.c) does first. Argument helpers keep the
+ * jobs' command lines alike: `--input PATH...` takes every following
+ * argument up to the next option.
  *
  * Thread-safety: as mr_job.h.
  */
@@ -21,6 +22,10 @@ extern const mr_job_def tslog_job;
 extern const mr_job_def orders_job;
 extern const mr_job_def follows_job;
 extern const mr_job_def reviews_job;
+
+/* Register every job above (mr_job_register). Call once, before looking a
+ * job up. */
+void jobs_register_all(void);
 
 /* Parse `--input PATH...`: at argv[*i] == "--input", add the paths that
  * follow (up to the next "--" option) to the job's inputs and leave *i on

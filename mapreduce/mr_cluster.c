@@ -5,7 +5,7 @@
  *   - every rank works in rank 0's working directory, so a relative path
  *     means the same file everywhere (mr_cluster_enter_cwd);
  *   - whatever setup reads from outside the arguments (a table's schema and
- *     regions) rank 0 reads and broadcasts (mr_job_shared); then every rank
+ *     regions) rank 0 reads and broadcasts (mr_job_shared, mr_desc.c); then every rank
  *     digests its description of the job, section by section, and rank 0
  *     names the first rank and host that differ (mr_cluster_check_description);
  *   - every rank looks at the files the job depends on, at rank 0's paths:
@@ -14,7 +14,7 @@
  *     (mr_cluster_check_files); a host that lacks one, or sees other bytes,
  *     is named with the path.
  */
-#include "mapreduce/mr_int.h"
+#include "mapreduce/mr_cluster.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,61 +79,25 @@ mr_cluster_enter_cwd(mr_job *job, kiln_err *err)
 {
     kbuf wd = KBUF_INIT;
     kiln_status s = KILN_OK;
-    if (job->comm.rank == 0) {
+    if (job->rt.comm.rank == 0) {
         char here[PATH_MAX];
         if (getcwd(here, sizeof here) == NULL)
             s = status_set_errno(err, errno, "cannot name the working directory");
         else
             buf_append(&wd, here, strlen(here) + 1);
     }
-    s = mr_comm_agree(&job->comm, s, err);
+    s = mr_comm_agree(&job->rt.comm, s, err);
     if (s != KILN_OK) {
         buf_free(&wd);
         return s;
     }
-    mr_comm_bcast_buf(&job->comm, &wd, 0);
-    if (job->comm.rank != 0 && chdir((const char *)wd.data) != 0)
+    mr_comm_bcast_buf(&job->rt.comm, &wd, 0);
+    if (job->rt.comm.rank != 0 && chdir((const char *)wd.data) != 0)
         s = status_set_errno(err, errno,
                              "cannot enter rank 0's working directory %s (every host must see "
                              "it at the same path)", (const char *)wd.data);
     buf_free(&wd);
-    return mr_comm_agree(&job->comm, s, err);
-}
-
-/* ------------------------------------------------------------------ shared reads */
-
-kiln_status
-mr_job_shared(mr_job *job, const char *what, mr_shared_fn produce, void *arg, kbuf *out,
-              kiln_err *err)
-{
-    buf_reset(out);
-    kiln_status s = KILN_OK;
-    if (job->comm.rank == 0)
-        s = produce(arg, out, err);
-    s = mr_comm_agree(&job->comm, s, err);
-    if (s != KILN_OK)
-        return s;
-    mr_comm_bcast_buf(&job->comm, out, 0);
-    mr_job_describe(job, what, buf_slice(out));
-    return KILN_OK;
-}
-
-void
-mr_job_describe(mr_job *job, const char *what, kslice bytes)
-{
-    buf_append_be32(&job->desc_job, (uint32_t)strlen(what));
-    buf_append(&job->desc_job, what, strlen(what));
-    buf_append_be64(&job->desc_job, (uint64_t)bytes.n);
-    buf_append(&job->desc_job, bytes.p, bytes.n);
-}
-
-void
-mr_job_require_file(mr_job *job, const char *path)
-{
-    if (job->comm.rank != 0)
-        return;
-    buf_append_be32(&job->require, (uint32_t)strlen(path));
-    buf_append(&job->require, path, strlen(path));
+    return mr_comm_agree(&job->rt.comm, s, err);
 }
 
 /* ------------------------------------------------------------------ the description */
@@ -157,14 +121,15 @@ static void
 mr_cluster_digest(mr_job *job, uint64_t d[MR_DESC_N])
 {
     uint64_t h = MR_FNV_SEED;
-    h = mr_fnv64_field(h, job->def->name, strlen(job->def->name));
-    for (int i = 0; i < job->argc; i++)
-        h = mr_fnv64_field(h, job->argv[i], strlen(job->argv[i]));
+    const mr_job_desc *jd = &job->desc;
+    h = mr_fnv64_field(h, jd->def->name, strlen(jd->def->name));
+    for (int i = 0; i < jd->argc; i++)
+        h = mr_fnv64_field(h, jd->argv[i], strlen(jd->argv[i]));
     d[MR_DESC_ARGS] = h;
 
     h = MR_FNV_SEED;
     const char *k, *v;
-    for (size_t i = 0; mr_conf_entry(job->conf, i, &k, &v, NULL); i++) {
+    for (size_t i = 0; mr_conf_entry(job->set.conf, i, &k, &v, NULL); i++) {
         /* Where spills go is each host's own business. */
         if (strcmp(k, "kiln.tmp.dir") == 0)
             continue;
@@ -174,38 +139,38 @@ mr_cluster_digest(mr_job *job, uint64_t d[MR_DESC_N])
     d[MR_DESC_SETTINGS] = h;
 
     kbuf tmp = KBUF_INIT;
-    mr_input_encode(&job->input, &tmp);
+    mr_input_encode(&jd->input, &tmp);
     d[MR_DESC_INPUTS] = mr_fnv64_field(MR_FNV_SEED, tmp.data, tmp.len);
     buf_free(&tmp);
 
-    h = mr_fnv64_field(MR_FNV_SEED, job->output, strlen(job->output));
-    d[MR_DESC_OUTPUT] = mr_fnv64_field(h, job->fmt->name, strlen(job->fmt->name));
+    h = mr_fnv64_field(MR_FNV_SEED, jd->output, strlen(jd->output));
+    d[MR_DESC_OUTPUT] = mr_fnv64_field(h, jd->fmt->name, strlen(jd->fmt->name));
 
     uint8_t head[16];
-    coding_put_be32(head, job->partitions);
-    head[4] = (uint8_t)mr_partitioner_is_total(job->part);
-    head[5] = job->combine != NULL;
-    head[6] = job->fold != NULL;
+    coding_put_be32(head, jd->partitions);
+    head[4] = (uint8_t)mr_partitioner_is_total(jd->part);
+    head[5] = jd->combine != NULL;
+    head[6] = jd->fold != NULL;
     head[7] = 0;
-    coding_put_be64(head + 8, (uint64_t)job->time_ms);
+    coding_put_be64(head + 8, (uint64_t)jd->time_ms);
     h = mr_fnv64_field(MR_FNV_SEED, head, sizeof head);
     const kslice *splits;
-    size_t ns = mr_partitioner_splits(job->part, &splits);
+    size_t ns = mr_partitioner_splits(jd->part, &splits);
     for (size_t i = 0; i < ns; i++)
         h = mr_fnv64_field(h, splits[i].p, splits[i].n);
     d[MR_DESC_PARTITIONS] = h;
 
-    h = mr_fnv64_field(MR_FNV_SEED, job->desc_job.data, job->desc_job.len);
-    d[MR_DESC_JOB] = mr_fnv64_field(h, job->report.data, job->report.len);
+    h = mr_fnv64_field(MR_FNV_SEED, jd->desc_job.data, jd->desc_job.len);
+    d[MR_DESC_JOB] = mr_fnv64_field(h, jd->report.data, jd->report.len);
 
-    if (job->skew_rank == job->comm.rank)
+    if (job->set.hooks.skew_rank == job->rt.comm.rank)
         d[MR_DESC_JOB] ^= 1;
 }
 
 kiln_status
 mr_cluster_check_description(mr_job *job, kiln_err *err)
 {
-    mr_comm *c = &job->comm;
+    mr_comm *c = &job->rt.comm;
     uint64_t mine[MR_DESC_N];
     mr_cluster_digest(job, mine);
     uint64_t *all = NULL;
@@ -266,10 +231,11 @@ mr_see_list(mr_job *job, kbuf *list, kiln_err *err)
             return status_set_errno(err, e, "%s", exe);
         mr_see_add(list, MR_SEE_PROGRAM, exe, size, digest);
     }
-    for (size_t i = 0; i < job->input.n; i++)
-        mr_see_add(list, MR_SEE_INPUT, job->input.files[i].path, job->input.files[i].size, 0);
-    mr_see_add(list, MR_SEE_DIR, job->tmp_out, 0, 0);
-    const uint8_t *p = job->require.data, *end = p + job->require.len;
+    const mr_input *in = &job->desc.input;
+    for (size_t i = 0; i < in->n; i++)
+        mr_see_add(list, MR_SEE_INPUT, in->files[i].path, in->files[i].size, 0);
+    mr_see_add(list, MR_SEE_DIR, job->out.tmp_out, 0, 0);
+    const uint8_t *p = job->desc.require.data, *end = p + job->desc.require.len;
     while (p < end) {
         uint32_t len = coding_get_be32(p);
         char *path = kiln_malloc(len + 1);
@@ -294,7 +260,7 @@ static kiln_status
 mr_see_check(mr_job *job, int kind, const char *path, uint64_t size, uint64_t digest,
              kiln_err *err)
 {
-    const char *host = job->comm.host;
+    const char *host = job->rt.comm.host;
     struct stat st;
     if (stat(path, &st) != 0) {
         int e = errno;
@@ -348,15 +314,15 @@ mr_cluster_check_files(mr_job *job, kiln_err *err)
 {
     kbuf list = KBUF_INIT;
     kiln_status s = KILN_OK;
-    if (job->comm.rank == 0)
+    if (job->rt.comm.rank == 0)
         s = mr_see_list(job, &list, err);
-    s = mr_comm_agree(&job->comm, s, err);
+    s = mr_comm_agree(&job->rt.comm, s, err);
     if (s != KILN_OK) {
         buf_free(&list);
         return s;
     }
-    mr_comm_bcast_buf(&job->comm, &list, 0);
-    if (job->comm.rank != 0) {
+    mr_comm_bcast_buf(&job->rt.comm, &list, 0);
+    if (job->rt.comm.rank != 0) {
         const uint8_t *p = list.data, *end = p + list.len;
         kbuf path = KBUF_INIT;
         while (p < end && s == KILN_OK) {
@@ -374,5 +340,5 @@ mr_cluster_check_files(mr_job *job, kiln_err *err)
         buf_free(&path);
     }
     buf_free(&list);
-    return mr_comm_agree(&job->comm, s, err);
+    return mr_comm_agree(&job->rt.comm, s, err);
 }

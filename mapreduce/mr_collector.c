@@ -6,36 +6,43 @@
  * (the combiner over each key group of the sorted buffer), and whenever runs
  * are merged (the combiner over each merged group).
  */
-#include "mapreduce/mr_int.h"
+#include "mapreduce/mr_collector.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-kiln_status
-mr_collector_combine(mr_job *job, mr_merger *m, mr_run_writer *w, uint32_t part, int combine,
-                 kiln_err *err)
+/* Combine tasks' emits go to the run writer under the task's partition, and
+ * must carry the key of the group. */
+static kiln_status
+mr_collector_combine_emit(mr_task *t, kslice key, kslice value, kiln_err *err)
 {
-    mr_counters *c = &job->counters;
-    if (combine && job->combine == NULL && job->fold == NULL)
+    if (!kslice_eq(key, t->group_key))
+        return status_set(err, KILN_INVALID, "%s: the combiner emitted a key it was not given",
+                          t->env->name);
+    mr_counters_add(t->env->counters, MR_C_COMBINE_OUTPUT_RECORDS, 1);
+    return mr_run_writer_add(t->sink, t->part, key, value, err);
+}
+
+kiln_status
+mr_collector_combine(const mr_combiner *cb, mr_merger *m, mr_run_writer *w, uint32_t part,
+                     int combine, kiln_err *err)
+{
+    mr_counters *c = cb->env->counters;
+    if (combine && cb->combine == NULL && cb->fold == NULL)
         combine = 0;
     kbuf acc = KBUF_INIT, out = KBUF_INIT;
     kiln_status s = KILN_OK;
     kslice key;
     int r = 0;
     while (s == KILN_OK && (r = mr_merger_next_key(m, &key, err)) > 0) {
-        if (combine && job->combine != NULL) {
+        if (combine && cb->combine != NULL) {
             mr_values v;
-            memset(&v, 0, sizeof v);
-            v.kind = MR_VALUES_MERGER;
-            v.m = m;
+            mr_values_of_merger(&v, m);
             mr_task t;
-            memset(&t, 0, sizeof t);
-            t.job = job;
-            t.kind = MR_TASK_COMBINE;
-            t.w = w;
+            mr_task_begin(&t, cb->env, MR_TASK_COMBINE, mr_collector_combine_emit, w);
             t.part = part;
             t.group_key = key;
-            s = job->combine(&t, key, &v, err);
+            s = cb->combine(&t, key, &v, err);
             kiln_status f = mr_task_values_finish(&v, err);
             if (s == KILN_OK)
                 s = f;
@@ -50,7 +57,7 @@ mr_collector_combine(mr_job *job, mr_merger *m, mr_run_writer *w, uint32_t part,
                     continue;
                 }
                 buf_reset(&out);
-                job->fold(job->fold_arg, key, buf_slice(&acc), val, &out);
+                cb->fold(cb->fold_arg, key, buf_slice(&acc), val, &out);
                 kbuf t = acc;
                 acc = out;
                 out = t;
@@ -94,7 +101,11 @@ typedef struct mr_pending {
 } mr_pending;
 
 struct mr_collector {
-    mr_job *job;
+    mr_collector_params p;
+    mr_counters *counters;       /* p.comb->env->counters */
+    mr_reduce_fn combine;        /* p.comb->combine */
+    mr_fold_fn fold;             /* p.comb->fold, with its argument */
+    void *fold_arg;
     mr_sortbuf *sb;
     int hashed;
     mr_run **runs;
@@ -106,12 +117,16 @@ struct mr_collector {
 };
 
 kiln_status
-mr_collector_open(mr_job *job, mr_collector **out, kiln_err *err)
+mr_collector_open(const mr_collector_params *p, mr_collector **out, kiln_err *err)
 {
     mr_collector *c = kiln_calloc(1, sizeof *c);
-    c->job = job;
-    c->hashed = job->fold != NULL;
-    c->sb = mr_sortbuf_new(job->sort_bytes, c->hashed);
+    c->p = *p;
+    c->counters = p->comb->env->counters;
+    c->combine = p->comb->combine;
+    c->fold = p->comb->fold;
+    c->fold_arg = p->comb->fold_arg;
+    c->hashed = c->fold != NULL;
+    c->sb = mr_sortbuf_new(p->sort_bytes, c->hashed);
     *out = c;
     return KILN_OK;
 }
@@ -127,28 +142,35 @@ mr_collector_push(mr_collector *c, mr_run *r)
 }
 
 static void
-mr_collector_count_run(mr_job *job, const mr_run *r)
+mr_collector_count_run(mr_collector *c, const mr_run *r)
 {
-    mr_counters_add(&job->counters, MR_C_SPILLED_RECORDS, r->records);
-    mr_counters_add(&job->counters, MR_C_FILE_BYTES_WRITTEN, r->bytes);
+    mr_counters_add(c->counters, MR_C_SPILLED_RECORDS, r->records);
+    mr_counters_add(c->counters, MR_C_FILE_BYTES_WRITTEN, r->bytes);
+}
+
+/* A new run writer over every partition, in the spill directory. */
+static kiln_status
+mr_collector_writer(mr_collector *c, const char *what, mr_run_writer **w, kiln_err *err)
+{
+    kbuf path = KBUF_INIT;
+    mr_run_dir_path(c->p.spill, what, &path);
+    kiln_status s = mr_run_writer_open((const char *)path.data, c->p.partitions, c->p.run_opt, w,
+                                       err);
+    buf_free(&path);
+    return s;
 }
 
 /* Write the sorted buffer as one run; reset it unless it is the last. */
 static kiln_status
 mr_collector_spill(mr_collector *c, int last, kiln_err *err)
 {
-    mr_job *job = c->job;
     mr_sortbuf *sb = c->sb;
     size_t n = mr_sortbuf_count(sb);
     if (n == 0)
         return KILN_OK;
     mr_sortbuf_sort(sb);
-    kbuf path = KBUF_INIT;
-    mr_job_run_path(job, "spill", &path);
     mr_run_writer *w;
-    kiln_status s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w,
-                                       err);
-    buf_free(&path);
+    kiln_status s = mr_collector_writer(c, "spill", &w, err);
     if (s != KILN_OK)
         return s;
     size_t i = 0;
@@ -157,7 +179,7 @@ mr_collector_spill(mr_collector *c, int last, kiln_err *err)
         kslice key, value;
         mr_sortbuf_prefetch_entry(sb, i + 8);
         mr_sortbuf_get(sb, i, &part, &key, &value);
-        if (c->hashed || job->combine == NULL) {
+        if (c->hashed || c->combine == NULL) {
             s = mr_run_writer_add(w, part, key, value, err);
             i++;
             continue;
@@ -171,24 +193,17 @@ mr_collector_spill(mr_collector *c, int last, kiln_err *err)
                 break;
         }
         mr_values v;
-        memset(&v, 0, sizeof v);
-        v.kind = MR_VALUES_SORTBUF;
-        v.sb = sb;
-        v.i = i;
-        v.end = j;
+        mr_values_of_sortbuf(&v, sb, i, j);
         mr_task t;
-        memset(&t, 0, sizeof t);
-        t.job = job;
-        t.kind = MR_TASK_COMBINE;
-        t.w = w;
+        mr_task_begin(&t, c->p.comb->env, MR_TASK_COMBINE, mr_collector_combine_emit, w);
         t.part = part;
         t.group_key = key;
-        s = job->combine(&t, key, &v, err);
-        mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, j - i);
+        s = c->combine(&t, key, &v, err);
+        mr_counters_add(c->counters, MR_C_COMBINE_INPUT_RECORDS, j - i);
         i = j;
     }
     if (c->hashed)
-        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, n);
+        mr_counters_add(c->counters, MR_C_COMBINE_OUTPUT_RECORDS, n);
     if (!last)
         mr_sortbuf_reset(sb);
     if (s != KILN_OK) {
@@ -199,7 +214,7 @@ mr_collector_spill(mr_collector *c, int last, kiln_err *err)
     s = mr_run_writer_finish(w, &r, err);
     if (s != KILN_OK)
         return s;
-    mr_collector_count_run(job, r);
+    mr_collector_count_run(c, r);
     mr_collector_push(c, r);
     return KILN_OK;
 }
@@ -208,13 +223,8 @@ mr_collector_spill(mr_collector *c, int last, kiln_err *err)
 static kiln_status
 mr_collector_single(mr_collector *c, uint32_t part, kslice key, kslice value, kiln_err *err)
 {
-    mr_job *job = c->job;
-    kbuf path = KBUF_INIT;
-    mr_job_run_path(job, "spill", &path);
     mr_run_writer *w;
-    kiln_status s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w,
-                                       err);
-    buf_free(&path);
+    kiln_status s = mr_collector_writer(c, "spill", &w, err);
     if (s != KILN_OK)
         return s;
     s = mr_run_writer_add(w, part, key, value, err);
@@ -227,10 +237,10 @@ mr_collector_single(mr_collector *c, uint32_t part, kslice key, kslice value, ki
     if (s != KILN_OK)
         return s;
     if (c->hashed) {
-        mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
-        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, 1);
+        mr_counters_add(c->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
+        mr_counters_add(c->counters, MR_C_COMBINE_OUTPUT_RECORDS, 1);
     }
-    mr_collector_count_run(job, r);
+    mr_collector_count_run(c, r);
     mr_collector_push(c, r);
     return KILN_OK;
 }
@@ -239,12 +249,11 @@ static kiln_status
 mr_collector_insert(mr_collector *c, uint32_t part, uint64_t h, kslice key, kslice value,
                     kiln_err *err)
 {
-    mr_job *job = c->job;
     for (int attempt = 0;; attempt++) {
-        mr_sortbuf_result r = mr_sortbuf_add(c->sb, part, h, key, value, job->fold, job->fold_arg);
+        mr_sortbuf_result r = mr_sortbuf_add(c->sb, part, h, key, value, c->fold, c->fold_arg);
         if (r == MR_SORTBUF_ADDED || r == MR_SORTBUF_FOLDED) {
             if (c->hashed)
-                mr_counters_add(&job->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
+                mr_counters_add(c->counters, MR_C_COMBINE_INPUT_RECORDS, 1);
             return KILN_OK;
         }
         if (r == MR_SORTBUF_TOO_BIG || attempt > 0)
@@ -293,11 +302,10 @@ mr_collector_flush(mr_collector *c, kiln_err *err)
 kiln_status
 mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
 {
-    mr_job *job = c->job;
     uint64_t h = 0;
-    if (c->hashed || !mr_partitioner_is_total(job->part))
+    if (c->hashed || !mr_partitioner_is_total(c->p.part))
         h = mr_partition_hash(key.p, key.n);
-    uint32_t part = mr_partitioner_get(job->part, key, h);
+    uint32_t part = mr_partitioner_get(c->p.part, key, h);
     if (!c->hashed || key.n + value.n > MR_COLLECT_INLINE)
         return mr_collector_insert(c, part, h, key, value, err);
     int b = c->fill;
@@ -316,12 +324,20 @@ mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
     return KILN_OK;
 }
 
+kiln_status
+mr_collector_emit(mr_task *t, kslice key, kslice value, kiln_err *err)
+{
+    mr_counters *counters = t->env->counters;
+    mr_counters_add(counters, MR_C_MAP_OUTPUT_RECORDS, 1);
+    mr_counters_add(counters, MR_C_MAP_OUTPUT_BYTES, key.n + value.n);
+    return mr_collector_add(t->sink, key, value, err);
+}
+
 /* Merge runs[from, from + n) into one run (every partition). */
 static kiln_status
 mr_collector_merge(mr_collector *c, size_t from, size_t n, int combine, mr_run **out,
                    kiln_err *err)
 {
-    mr_job *job = c->job;
     *out = NULL;
     env_file **files = kiln_calloc(n, sizeof *files);
     mr_run_iter **its = kiln_calloc(n, sizeof *its);
@@ -329,12 +345,9 @@ mr_collector_merge(mr_collector *c, size_t from, size_t n, int combine, mr_run *
     for (size_t i = 0; i < n && s == KILN_OK; i++)
         s = env_open_read(c->runs[from + i]->path, &files[i], err);
     mr_run_writer *w = NULL;
-    kbuf path = KBUF_INIT;
-    mr_job_run_path(job, "merge", &path);
     if (s == KILN_OK)
-        s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w, err);
-    buf_free(&path);
-    for (uint32_t p = 0; p < job->partitions && s == KILN_OK; p++) {
+        s = mr_collector_writer(c, "merge", &w, err);
+    for (uint32_t p = 0; p < c->p.partitions && s == KILN_OK; p++) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             const mr_run_section *sec = &c->runs[from + i]->sec[p];
@@ -346,8 +359,8 @@ mr_collector_merge(mr_collector *c, size_t from, size_t n, int combine, mr_run *
         if (k == 0)
             continue;
         mr_merger *m = mr_merger_new(its, k);
-        s = mr_collector_combine(job, m, w, p, combine, err);
-        mr_counters_add(&job->counters, MR_C_FILE_BYTES_READ, mr_merger_bytes_read(m));
+        s = mr_collector_combine(c->p.comb, m, w, p, combine, err);
+        mr_counters_add(c->counters, MR_C_FILE_BYTES_READ, mr_merger_bytes_read(m));
         mr_merger_free(m);
     }
     for (size_t i = 0; i < n; i++)
@@ -361,7 +374,7 @@ mr_collector_merge(mr_collector *c, size_t from, size_t n, int combine, mr_run *
     s = mr_run_writer_finish(w, out, err);
     if (s != KILN_OK)
         return s;
-    mr_collector_count_run(job, *out);
+    mr_collector_count_run(c, *out);
     for (size_t i = 0; i < n; i++)
         mr_run_remove(c->runs[from + i]);
     return KILN_OK;
@@ -370,7 +383,6 @@ mr_collector_merge(mr_collector *c, size_t from, size_t n, int combine, mr_run *
 kiln_status
 mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err)
 {
-    mr_job *job = c->job;
     *out = NULL;
     kiln_status s = mr_collector_flush(c, err);
     if (s == KILN_OK)
@@ -379,18 +391,15 @@ mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err)
     c->sb = NULL;
     if (s == KILN_OK && c->n_runs == 0) {
         /* No map output at all: an empty run keeps the rest uniform. */
-        kbuf path = KBUF_INIT;
-        mr_job_run_path(job, "empty", &path);
         mr_run_writer *w;
-        s = mr_run_writer_open((const char *)path.data, job->partitions, &job->run_opt, &w, err);
-        buf_free(&path);
+        s = mr_collector_writer(c, "empty", &w, err);
         mr_run *r;
         if (s == KILN_OK)
             s = mr_run_writer_finish(w, &r, err);
         if (s == KILN_OK)
             mr_collector_push(c, r);
     }
-    size_t factor = job->merge_factor < 2 ? 2 : job->merge_factor;
+    size_t factor = c->p.merge_factor < 2 ? 2 : c->p.merge_factor;
     /* Merge the oldest runs first until one pass can take the rest. */
     while (s == KILN_OK && c->n_runs > 1) {
         size_t n = c->n_runs > factor ? factor : c->n_runs;

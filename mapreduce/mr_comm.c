@@ -2,6 +2,7 @@
 #include "mapreduce/mr_comm.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,4 +82,17 @@ mr_comm_allreduce_u64(mr_comm *c, uint64_t *v, size_t n, MPI_Op op)
 {
     if (n > 0)
         MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, op, c->comm);
+}
+
+void
+mr_comm_say(const mr_comm *c, const char *fmt, ...)
+{
+    if (c->rank != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("kiln-mr: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }

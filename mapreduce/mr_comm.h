@@ -44,4 +44,7 @@ void mr_comm_bcast_buf(mr_comm *c, kbuf *b, int root);
  * result on every rank. */
 void mr_comm_allreduce_u64(mr_comm *c, uint64_t *v, size_t n, MPI_Op op);
 
+/* Rank 0 only: print "kiln-mr: " and the message as one line on stderr. */
+void mr_comm_say(const mr_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -41,6 +41,17 @@ mr_run_remove(mr_run *r)
 }
 
 void
+mr_run_dir_path(mr_run_dir *d, const char *what, kbuf *out)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/%s-%06u.run", what, d->seq++);
+    buf_reset(out);
+    buf_append(out, d->path, strlen(d->path));
+    buf_append(out, name, strlen(name));
+    buf_append_u8(out, '\0');
+}
+
+void
 mr_run_options_init(mr_run_options *o)
 {
     o->codec = CODEC_SNAPPY;

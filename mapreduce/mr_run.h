@@ -65,6 +65,17 @@ typedef struct mr_run_options {
 
 void mr_run_options_init(mr_run_options *o);
 
+/* The directory a rank's runs go to (spills, merges, the shuffle's receive
+ * file) and the sequence that names them. The caller owns path, which must
+ * outlive the struct. */
+typedef struct mr_run_dir {
+    const char *path;
+    unsigned seq;
+} mr_run_dir;
+
+/* A fresh, NUL-terminated path in d: PATH/<what>-<seq>.run (out is reset). */
+void mr_run_dir_path(mr_run_dir *d, const char *what, kbuf *out);
+
 typedef struct mr_run_writer mr_run_writer;
 
 /* Create PATH (failing if it exists) for a run over `partitions` partitions.

@@ -20,7 +20,7 @@
  * Each round ends with an allreduce of (bytes left, failures), which is both
  * the termination test and how a local failure stops every rank.
  */
-#include "mapreduce/mr_int.h"
+#include "mapreduce/mr_shuffle.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -87,7 +87,7 @@ typedef struct mr_shuffle_cursor {
 
 /* Fill dst's part of the send buffer; returns the bytes placed or -1. */
 static long
-mr_shuffle_fill(mr_job *job, const mr_run *mof, env_file *mf, mr_shuffle_cursor *cur,
+mr_shuffle_fill(const mr_shuffle_params *sp, const mr_run *mof, env_file *mf, mr_shuffle_cursor *cur,
                 uint8_t *dst, size_t quota, uint64_t *remaining, kiln_err *err)
 {
     size_t used = 0;
@@ -106,7 +106,7 @@ mr_shuffle_fill(mr_job *job, const mr_run *mof, env_file *mf, mr_shuffle_cursor 
         if (env_pread(mf, sec->off + cur->off, dst + used + MR_SHUFFLE_PIECE_HEADER, take, err) !=
             KILN_OK)
             return -1;
-        mr_counters_add(&job->counters, MR_C_FILE_BYTES_READ, take);
+        mr_counters_add(sp->counters, MR_C_FILE_BYTES_READ, take);
         used += MR_SHUFFLE_PIECE_HEADER + take;
         cur->off += take;
         *remaining -= take;
@@ -116,10 +116,10 @@ mr_shuffle_fill(mr_job *job, const mr_run *mof, env_file *mf, mr_shuffle_cursor 
 
 /* Append the pieces from one source to the receive file. */
 static kiln_status
-mr_shuffle_take(mr_job *job, mr_shuffle_result *out, env_file *rf, int src, const uint8_t *p,
-                size_t n, kiln_err *err)
+mr_shuffle_take(const mr_shuffle_params *sp, mr_shuffle_result *out, env_file *rf, int src,
+                const uint8_t *p, size_t n, kiln_err *err)
 {
-    int ranks = job->comm.size;
+    int ranks = out->ranks;
     while (n > 0) {
         if (n < MR_SHUFFLE_PIECE_HEADER)
             return status_set(err, KILN_CORRUPTION, "shuffle: truncated piece from rank %d", src);
@@ -136,8 +136,8 @@ mr_shuffle_take(mr_job *job, mr_shuffle_result *out, env_file *rf, int src, cons
             return s;
         mr_shuffle_segment_add(&out->seg[(size_t)(part - out->first) * (size_t)ranks + (size_t)src], NULL,
                        off, len);
-        mr_counters_add(&job->counters, MR_C_REDUCE_SHUFFLE_BYTES, len);
-        mr_counters_add(&job->counters, MR_C_FILE_BYTES_WRITTEN, len);
+        mr_counters_add(sp->counters, MR_C_REDUCE_SHUFFLE_BYTES, len);
+        mr_counters_add(sp->counters, MR_C_FILE_BYTES_WRITTEN, len);
         p += MR_SHUFFLE_PIECE_HEADER + len;
         n -= MR_SHUFFLE_PIECE_HEADER + len;
     }
@@ -145,19 +145,21 @@ mr_shuffle_take(mr_job *job, mr_shuffle_result *out, env_file *rf, int src, cons
 }
 
 kiln_status
-mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err *err)
+mr_shuffle_run(const mr_shuffle_params *sp, const mr_run *mof, mr_shuffle_result *out,
+               kiln_err *err)
 {
-    mr_comm *c = &job->comm;
+    mr_comm *c = sp->comm;
     int ranks = c->size, me = c->rank;
-    uint32_t R = job->partitions;
+    uint32_t R = sp->partitions;
     memset(out, 0, sizeof *out);
+    out->ranks = ranks;
     mr_shuffle_owned(R, ranks, me, &out->first, &out->count);
     out->n_seg = (size_t)out->count * (size_t)ranks;
     out->seg = kiln_calloc(out->n_seg ? out->n_seg : 1, sizeof *out->seg);
 
     kiln_status s = env_open_read(mof->path, &out->mof, err);
     kbuf path = KBUF_INIT;
-    mr_job_run_path(job, "recv", &path);
+    mr_run_dir_path(sp->spill, "recv", &path);
     out->recv_path = (char *)kiln_memdup(path.data, path.len);
     buf_free(&path);
     env_file *rf = NULL;
@@ -176,7 +178,7 @@ mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err 
                 if (mof->sec[p].len > 0 && out->mof != NULL) {
                     mr_shuffle_segment_add(&out->seg[(size_t)(p - first) * (size_t)ranks + (size_t)me],
                                    out->mof, mof->sec[p].off, mof->sec[p].len);
-                    mr_counters_add(&job->counters, MR_C_REDUCE_SHUFFLE_BYTES, mof->sec[p].len);
+                    mr_counters_add(sp->counters, MR_C_REDUCE_SHUFFLE_BYTES, mof->sec[p].len);
                 }
             } else {
                 remaining += mof->sec[p].len;
@@ -186,7 +188,7 @@ mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err 
             cur[d].part = cur[d].end;
     }
 
-    size_t quota = job->shuffle_bytes / (size_t)ranks;
+    size_t quota = sp->round_bytes / (size_t)ranks;
     if (quota < MR_SHUFFLE_MIN_QUOTA)
         quota = MR_SHUFFLE_MIN_QUOTA;
     if (quota > (size_t)INT_MAX / (size_t)ranks)
@@ -199,21 +201,23 @@ mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err 
     int *rdispl = kiln_calloc((size_t)ranks, sizeof *rdispl);
 
     int failed = s != KILN_OK;
-    mr_progress_begin(&job->progress, MR_PHASE_SHUFFLE, remaining);
-    uint64_t total = job->progress.total;
+    mr_progress_begin(sp->progress, MR_PHASE_SHUFFLE, remaining);
+    uint64_t total = sp->progress->total;
     uint64_t g[2] = {remaining, (uint64_t)failed};
     mr_comm_allreduce_u64(c, g, 2, MPI_SUM);
     if (g[0] > 0 && g[1] == 0)
         sendbuf = kiln_malloc(quota * (size_t)ranks);
     int64_t round = 0;
     while (g[0] > 0 && g[1] == 0) {
-        mr_job_kill_point(job, MR_PHASE_SHUFFLE, round++);
+        if (sp->on_round != NULL)
+            sp->on_round(sp->on_round_arg, round);
+        round++;
         for (int d = 0; d < ranks; d++) {
             sdispl[d] = (int)(quota * (size_t)d);
             scount[d] = 0;
             if (d == me || failed)
                 continue;
-            long n = mr_shuffle_fill(job, mof, out->mof, &cur[d], sendbuf + sdispl[d], quota,
+            long n = mr_shuffle_fill(sp, mof, out->mof, &cur[d], sendbuf + sdispl[d], quota,
                                      &remaining, err);
             if (n < 0) {
                 failed = 1;
@@ -234,14 +238,14 @@ mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err 
         for (int src = 0; src < ranks && !failed; src++) {
             if (rcount[src] == 0)
                 continue;
-            if (mr_shuffle_take(job, out, rf, src, recvbuf.data + rdispl[src],
+            if (mr_shuffle_take(sp, out, rf, src, recvbuf.data + rdispl[src],
                                 (size_t)rcount[src], err) != KILN_OK)
                 failed = 1;
         }
         g[0] = remaining;
         g[1] = (uint64_t)failed;
         mr_comm_allreduce_u64(c, g, 2, MPI_SUM);
-        mr_progress_set_global(&job->progress, total - g[0]);
+        mr_progress_set_global(sp->progress, total - g[0]);
     }
     free(sendbuf);
     buf_free(&recvbuf);
@@ -263,7 +267,7 @@ mr_shuffle_run(mr_job *job, const mr_run *mof, mr_shuffle_result *out, kiln_err 
     for (size_t i = 0; i < out->n_seg; i++)
         if (out->seg[i].f == NULL && out->seg[i].n > 0)
             out->seg[i].f = out->recv;
-    mr_progress_end(&job->progress, 0);
+    mr_progress_end(sp->progress, 0);
     /* When only another rank failed this rank returns OK: the agreement
      * that follows names the rank that did. */
     if (failed && s == KILN_OK)

@@ -1,8 +1,9 @@
 /* mr_task.c -- what map, combine and reduce callbacks call: emit, counters,
  * input position, and the values of a key group (from the sort buffer at a
- * spill, from a k-way merge otherwise).
+ * spill, from a k-way merge otherwise). An emit goes to the function the
+ * task's runner set; nothing here knows where records end up.
  */
-#include "mapreduce/mr_int.h"
+#include "mapreduce/mr_task_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,48 +15,28 @@
 kiln_status
 mr_task_emit(mr_task *t, kslice key, kslice value, kiln_err *err)
 {
-    mr_job *job = t->job;
-    switch (t->kind) {
-    case MR_TASK_MAP:
-        mr_counters_add(&job->counters, MR_C_MAP_OUTPUT_RECORDS, 1);
-        mr_counters_add(&job->counters, MR_C_MAP_OUTPUT_BYTES, key.n + value.n);
-        return mr_collector_add(t->col, key, value, err);
-    case MR_TASK_COMBINE:
-        if (!kslice_eq(key, t->group_key))
-            return status_set(err, KILN_INVALID, "%s: the combiner emitted a key it was not given",
-                              job->def->name);
-        mr_counters_add(&job->counters, MR_C_COMBINE_OUTPUT_RECORDS, 1);
-        return mr_run_writer_add(t->w, t->part, key, value, err);
-    case MR_TASK_REDUCE:
-        mr_counters_add(&job->counters, MR_C_REDUCE_OUTPUT_RECORDS, 1);
-        return job->fmt->write(t->writer, key, value, err);
-    case MR_TASK_SAMPLE:
-        buf_append_be32(t->samples, (uint32_t)key.n);
-        buf_append(t->samples, key.p, key.n);
-        t->n_samples++;
-        return KILN_OK;
-    }
-    return status_set(err, KILN_INTERNAL, "emit from an unknown task kind");
+    return t->emit(t, key, value, err);
 }
 
 void *
 mr_task_state(mr_task *t)
 {
-    return t->job->state;
+    return t->env->state;
 }
 
 mr_job *
 mr_task_job(mr_task *t)
 {
-    return t->job;
+    return t->env->job;
 }
 
 void
 mr_task_count(mr_task *t, int counter, uint64_t n)
 {
-    if (t->kind == MR_TASK_SAMPLE || counter < 0 || (size_t)counter >= t->job->counters.n)
+    mr_counters *c = t->env->counters;
+    if (t->kind == MR_TASK_SAMPLE || counter < 0 || (size_t)counter >= c->n)
         return;
-    mr_counters_add(&t->job->counters, counter, n);
+    mr_counters_add(c, counter, n);
 }
 
 void
@@ -112,7 +93,7 @@ mr_task_warn(mr_task *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "kiln-mr: [rank %d] %s: %s\n", t->job->comm.rank, t->job->def->name, msg);
+    fprintf(stderr, "kiln-mr: [rank %d] %s: %s\n", t->env->rank, t->env->name, msg);
 }
 
 int

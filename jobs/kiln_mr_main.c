@@ -3,7 +3,8 @@
  *   mpirun -np N kiln-mr JOB [-D key=value]... [job arguments]
  *
  * (./run_job.sh wraps the mpirun line.) --help, --version, --list and
- * JOB --help answer without starting MPI. The exit status is 0 only when the
+ * JOB --help answer without starting MPI. The jobs it knows are the ones
+ * jobs/jobs.c registers; the engine (mapreduce/) names none. The exit status is 0 only when the
  * output is complete; otherwise the sysexits.h code of the agreed failure.
  */
 #include <mpi.h>
@@ -12,6 +13,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "jobs/jobs.h"
 #include "mapreduce/mr_job.h"
 #include "mapreduce/mr_output.h"
 #include "storage/base/status.h"

@@ -1,0 +1,114 @@
+/* mr_map.c -- the map phase: splits -> record reader -> map -> collector ->
+ * the rank's map output run, with progress and the map counters.
+ */
+#include "mapreduce/mr_map.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mapreduce/mr_reader.h"
+
+#define MR_PROGRESS_EVERY 1024
+
+kiln_status
+mr_map_phase(mr_job *job, kiln_err *err)
+{
+    const mr_job_desc *d = &job->desc;
+    const mr_settings *st = &job->set;
+    mr_job_rt *rt = &job->rt;
+    mr_map_state *ms = &job->map;
+    ms->mof = NULL;
+    mr_split *splits;
+    size_t n = mr_input_splits(&d->input, rt->comm.size, rt->comm.rank, &splits);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += splits[i].end - splits[i].start;
+    mr_progress_begin(&rt->progress, MR_PHASE_MAP, total);
+
+    kiln_status s = KILN_OK;
+    mr_settings_inject(st, &rt->comm, MR_PHASE_MAP, err);
+    if (err->code != KILN_OK)
+        s = err->code;
+    if (s == KILN_OK) {
+        mr_collector_params cp = {
+            .partitions = d->partitions,
+            .part = d->part,
+            .sort_bytes = st->sort_bytes,
+            .merge_factor = st->merge_factor,
+            .run_opt = &st->run_opt,
+            .spill = &rt->spill,
+            .comb = &rt->comb,
+        };
+        s = mr_collector_open(&cp, &ms->col, err);
+    }
+    mr_task t;
+    mr_task_begin(&t, &rt->task_env, MR_TASK_MAP, mr_collector_emit, ms->col);
+    mr_counters *counters = &rt->counters;
+    uint64_t done = 0;
+    for (size_t i = 0; i < n && s == KILN_OK; i++) {
+        const mr_input_file *f = &d->input.files[splits[i].file];
+        mr_reader *r;
+        s = mr_reader_open(f, &splits[i], st->input_chunk, &r, err);
+        if (s != KILN_OK)
+            break;
+        mr_reader_set_max_line(r, st->line_max);
+        t.reader = r;
+        t.path = f->path;
+        t.file_index = splits[i].file;
+        kslice line;
+        int got;
+        uint64_t records = 0;
+        while ((got = mr_reader_next(r, &line, &t.offset, err)) > 0) {
+            s = d->map(&t, line, err);
+            if (s != KILN_OK)
+                break;
+            mr_settings_kill_point(st, &rt->comm, MR_PHASE_MAP, (int64_t)records);
+            if (++records % MR_PROGRESS_EVERY == 0)
+                mr_progress_update(&rt->progress, done + mr_reader_progress(r));
+        }
+        if (got < 0 && s == KILN_OK)
+            s = err->code != KILN_OK ? err->code : KILN_IO;
+        uint64_t first;
+        uint64_t skipped = mr_reader_skipped(r, &first);
+        if (skipped > 0) {
+            mr_counters_add(counters, MR_C_BAD_RECORDS, skipped);
+            mr_task_warn(&t, "%s: %" PRIu64 " line%s longer than kiln.line.max=%zu bytes "
+                         "skipped, the first at byte offset %" PRIu64, f->path, skipped,
+                         skipped == 1 ? "" : "s", st->line_max, first);
+        }
+        records += skipped;
+        mr_counters_add(counters, MR_C_MAP_INPUT_RECORDS, records);
+        mr_counters_add(counters, MR_C_INPUT_BYTES_READ, mr_reader_progress(r));
+        mr_counters_add(counters, MR_C_FILE_BYTES_READ, mr_reader_bytes_read(r));
+        done += splits[i].end - splits[i].start;
+        mr_reader_close(r);
+        t.reader = NULL;
+        mr_progress_update(&rt->progress, done);
+    }
+    free(splits);
+    if (s == KILN_OK) {
+        s = mr_collector_finish(ms->col, &ms->mof, err);
+        ms->col = NULL;
+        if (s == KILN_OK)
+            mr_counters_add(counters, MR_C_MAP_OUTPUT_MATERIALIZED_BYTES, ms->mof->bytes);
+    }
+    mr_collector_abandon(ms->col);
+    ms->col = NULL;
+    mr_progress_end(&rt->progress, done);
+    return s;
+}
+
+kiln_status
+mr_map_check_bad(mr_job *job, kiln_err *err)
+{
+    const mr_counters *c = &job->rt.counters;
+    uint64_t n[2] = {c->v[MR_C_MAP_INPUT_RECORDS], c->v[MR_C_BAD_RECORDS]};
+    mr_comm_allreduce_u64(&job->rt.comm, n, 2, MPI_SUM);
+    if (n[0] == 0 || n[1] < n[0] || job->set.all_bad_ok)
+        return KILN_OK;
+    return status_set(err, KILN_CORRUPTION,
+                      "every one of the %" PRIu64 " input records was bad (see the warnings above "
+                      "and the Bad input records counter); -D kiln.bad.records.all.ok=true "
+                      "accepts such a job", n[0]);
+}
