@@ -36,7 +36,7 @@
 #include "jobs/cellkey.h"
 #include "jobs/hfile_output.h"
 #include "jobs/index_output.h"
-#include "jobs/jobs.h"
+#include "jobs/jobs_args.h"
 #include "mapreduce/mr_counters.h"
 #include "storage/hfile/cell.h"
 #include "storage/base/coding.h"

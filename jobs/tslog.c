@@ -52,7 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs/jobs.h"
+#include "jobs/jobs_args.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
 #include "storage/base/coding.h"

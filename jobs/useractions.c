@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "jobs/index_output.h"
-#include "jobs/jobs.h"
+#include "jobs/jobs_args.h"
 #include "jobs/view_common.h"
 #include "jobs/view_gen.h"
 #include "storage/base/coding.h"

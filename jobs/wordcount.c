@@ -16,7 +16,7 @@
 
 #include "jobs/cellkey.h"
 #include "jobs/hfile_output.h"
-#include "jobs/jobs.h"
+#include "jobs/jobs_args.h"
 #include "storage/base/coding.h"
 
 #define WORDCOUNT_FAMILY "f"
