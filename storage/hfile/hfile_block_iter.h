@@ -1,0 +1,30 @@
+/* hfile_block_iter.h -- private to storage/hfile: the iterator over one
+ * decoded data block (hfile_encoding.h), the first stage of a read (LevelDB's
+ * Block::Iter), and the in-block search the file iterator shares with it.
+ *
+ * A block iterator reads cells in place (hfile_encoding_cell); seeks are a
+ * binary search over the block's row words. It cannot fail once made: its
+ * block was checked and decoded when it was read.
+ *
+ * Ownership: the iterator holds the block's cache pin (released on close),
+ * or, made without one, borrows a block the caller keeps alive.
+ * Thread-safety: single-threaded; many iterators may share one block.
+ */
+#ifndef KILN_HFILE_BLOCK_ITER_H
+#define KILN_HFILE_BLOCK_ITER_H
+
+#include <stdint.h>
+
+#include "storage/base/block_cache.h"
+#include "storage/hfile/hfile_encoding.h"
+#include "storage/hfile/iter.h"
+
+/* Index of the first cell of b that is > key (upper) or >= key (lower);
+ * b->count if none. */
+uint32_t hfile_block_search(const hfile_block *b, const kiln_cell *key, int upper);
+
+/* An iterator over the cells of data block b. h: b's pin in cache, released
+ * by close (NULL: b is borrowed). */
+kiln_iter *hfile_block_iter_new(const hfile_block *b, block_cache *cache, block_cache_handle *h);
+
+#endif
