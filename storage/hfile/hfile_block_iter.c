@@ -14,36 +14,6 @@ typedef struct hfile_block_iter {
     block_cache_handle *h;      /* b's pin, or NULL */
 } hfile_block_iter;
 
-uint32_t
-hfile_block_search(const hfile_block *b, const kiln_cell *key, int upper)
-{
-    uint64_t wk;
-    int where = hfile_row_word_locate(b->prefix, b->row_prefix, key, &wk);
-    if (where < 0)
-        return 0;       /* the key's row sorts before every row here */
-    if (where > 0)
-        return b->count;
-    /* The row words settle most comparisons without touching the cells. */
-    uint32_t lo = 0, hi = b->count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        uint64_t w = b->row_words[mid];
-        int cmp;
-        if (w != wk) {
-            cmp = w < wk ? -1 : 1;
-        } else {
-            kiln_cell cell;
-            hfile_encoding_cell(b, mid, &cell);
-            cmp = cell_compare(&cell, key);
-        }
-        if (upper ? cmp <= 0 : cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void
 hfile_block_iter_set(hfile_block_iter *bi, uint32_t pos)
 {

@@ -1,7 +1,8 @@
 /* store_row.c -- assembling one row from any cell iterator (iter.h: a file,
- * a region's merge, a salted merge) with HBase read semantics: the newest load wins on equal keys, delete markers
- * mask what they cover, TTL and the time range drop cells, columns are
- * selected, and each column keeps at most max_versions newest versions.
+ * a region's merge, a view's range, salted buckets merged) with HBase read
+ * semantics: the newest load wins on equal keys, delete markers mask what
+ * they cover, TTL and the time range drop cells, columns are selected, and
+ * each column keeps at most max_versions newest versions.
  *
  * Cells arrive in HBase order, so every marker is seen before the cells it
  * masks: a family's DeleteFamily / DeleteFamilyVersion markers carry an empty
