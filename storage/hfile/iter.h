@@ -3,7 +3,7 @@
  * -> two-level iterator -> merging iterator -> DB iterator):
  *
  *   HFile data block (hfile_reader_block_iter)
- *     -> whole HFile (hfile_reader_iter: index cursor over blocks)
+ *     -> whole HFile (hfile_reader_iter: the index cursor, then the block)
  *       -> merge of files, newest load first on equal keys (iter_merge.h)
  *         -> a view's regions in a row range (store_view_iter_open)
  *           -> salted buckets merged in user key order (iter_merge.h, row_skip 1)
@@ -47,7 +47,9 @@
  * readers and block cache may run in different threads.
  *
  * Cost: the wrappers below are inline; valid, key, value and status read
- * fields; a move is one indirect call and allocates nothing.
+ * fields; a move is one indirect call per stage and allocates nothing (a
+ * view's range iterator allocates its region's file iterators when it
+ * enters a region).
  */
 #ifndef KILN_ITER_H
 #define KILN_ITER_H

@@ -75,8 +75,8 @@ store_row_sel_family(const store_sel *sel, size_t fam)
  * versions, and collect the visible cells into buf; *out borrows from buf
  * (count 0 when nothing is visible). it is left on the first cell of the next
  * row (or invalid). In a salted table (schema salt_buckets > 0) the rows
- * returned lose their first byte. it's errors are returned with its message.
- * REQUIRES: it valid and moving forward. */
+ * returned lose their first byte. An error of it is returned with its message.
+ * REQUIRES: it valid and on the row's first cell. */
 kiln_status store_row_assemble(kiln_iter *it, const kiln_schema *s, const store_sel *sel,
                                store_row_buf *buf, store_row *out, kiln_err *err);
 
