@@ -336,7 +336,8 @@ static void
 key_first_on_row(tcell *k, const uint8_t *row, uint32_t n)
 {
     memset(k, 0, sizeof *k);
-    memcpy(k->row, row, n);
+    if (n > 0)
+        memcpy(k->row, row, n);
     k->row_len = n;
     k->ts = CELL_LATEST_TIMESTAMP;
     k->type = CELL_TYPE_MAXIMUM;
@@ -346,7 +347,8 @@ static void
 key_last_on_row(tcell *k, const uint8_t *row, uint32_t n)
 {
     memset(k, 0, sizeof *k);
-    memcpy(k->row, row, n);
+    if (n > 0)
+        memcpy(k->row, row, n);
     k->row_len = n;
     k->ts = CELL_LATEST_TIMESTAMP;
     k->type = CELL_TYPE_MINIMUM;
