@@ -16,12 +16,11 @@ bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
     return an < bn ? -1 : an > bn;
 }
 
-int
-cell_compare(const kiln_cell *a, const kiln_cell *b)
+/* The order of two keys of equal rows. */
+static inline int
+cell_compare_in_row(const kiln_cell *a, const kiln_cell *b)
 {
-    int c = bytes_cmp(a->row, a->row_len, b->row, b->row_len);
-    if (c != 0)
-        return c;
+    int c;
     /* last-on-row: empty family and qualifier with type Minimum sorts last */
     int alast = a->family_len == 0 && a->qualifier_len == 0 && a->type == CELL_TYPE_MINIMUM;
     int blast = b->family_len == 0 && b->qualifier_len == 0 && b->type == CELL_TYPE_MINIMUM;
@@ -41,6 +40,28 @@ cell_compare(const kiln_cell *a, const kiln_cell *b)
     if (a->type != b->type)
         return a->type > b->type ? -1 : 1;
     return 0;
+}
+
+int
+cell_compare(const kiln_cell *a, const kiln_cell *b)
+{
+    int c = bytes_cmp(a->row, a->row_len, b->row, b->row_len);
+    if (c != 0)
+        return c;
+    return cell_compare_in_row(a, b);
+}
+
+int
+cell_compare_skip(const kiln_cell *a, const kiln_cell *b, uint32_t skip)
+{
+    uint32_t sa = a->row_len < skip ? a->row_len : skip;
+    uint32_t sb = b->row_len < skip ? b->row_len : skip;
+    /* (no arithmetic on a NULL row of length 0) */
+    const uint8_t *ra = sa ? a->row + sa : a->row, *rb = sb ? b->row + sb : b->row;
+    int c = bytes_cmp(ra, a->row_len - sa, rb, b->row_len - sb);
+    if (c != 0)
+        return c;
+    return cell_compare_in_row(a, b);
 }
 
 kiln_status

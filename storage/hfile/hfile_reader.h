@@ -29,6 +29,7 @@
 #include "storage/hfile/bloom.h"
 #include "storage/hfile/cell.h"
 #include "storage/hfile/hfile_format.h"
+#include "storage/hfile/iter.h"
 #include "storage/base/status.h"
 
 typedef struct hfile_reader hfile_reader;
@@ -104,5 +105,20 @@ kiln_status hfile_iter_prev(hfile_iter *it, kiln_err *err);
 int hfile_iter_valid(const hfile_iter *it);
 /* The current cell. REQUIRES: valid. Valid until the next call on it. */
 const kiln_cell *hfile_iter_cell(const hfile_iter *it);
+
+/* ------------------------------------------------------------------ kiln iterators */
+
+/* The file as a kiln_iter (iter.h), for merges and row assembly: the
+ * iterator above behind the common interface (its errors become the kiln
+ * iterator's sticky status). hfile_iter stays the direct form for callers
+ * that read one file. Close it before the reader. */
+kiln_iter *hfile_reader_iter(hfile_reader *r);
+
+/* A kiln_iter over the cells of data block n (0 = the first, in index
+ * order), pinning the block until it is closed. KILN_NOT_FOUND past the last
+ * block; the reader's KILN_CORRUPTION / KILN_IO, naming the file and offset,
+ * for a bad block (then *out is NULL). */
+kiln_status hfile_reader_block_iter(hfile_reader *r, uint64_t n, kiln_iter **out,
+                                    kiln_err *err);
 
 #endif

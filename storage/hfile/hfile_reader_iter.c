@@ -4,6 +4,7 @@
  * neighbouring block through the cursor.
  */
 #include "storage/hfile/hfile_reader_int.h"
+#include "storage/hfile/hfile_block_iter.h"
 
 #include <stdlib.h>
 
@@ -134,37 +135,6 @@ hfile_iter_seek_last(hfile_iter *it, kiln_err *err)
     return iter_result(it, s);
 }
 
-/* First cell of the block > key (upper) or >= key (lower); count if none.
- * The row words settle most comparisons without touching the cells. */
-static uint32_t
-block_search(const hfile_block *b, const kiln_cell *key, int upper)
-{
-    uint64_t wk;
-    int where = hfile_row_word_locate(b->prefix, b->row_prefix, key, &wk);
-    if (where < 0)
-        return 0;       /* the key's row sorts before every row here */
-    if (where > 0)
-        return b->count;
-    uint32_t lo = 0, hi = b->count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        uint64_t w = b->row_words[mid];
-        int cmp;
-        if (w != wk) {
-            cmp = w < wk ? -1 : 1;
-        } else {
-            kiln_cell cell;
-            hfile_block_cell(b, mid, &cell);
-            cmp = cell_compare(&cell, key);
-        }
-        if (upper ? cmp <= 0 : cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 kiln_status
 hfile_iter_seek(hfile_iter *it, const kiln_cell *key, kiln_err *err)
 {
@@ -173,7 +143,7 @@ hfile_iter_seek(hfile_iter *it, const kiln_cell *key, kiln_err *err)
         s = iter_load_data(it, err);
     if (s != KILN_OK)
         return iter_result(it, s);
-    uint32_t pos = block_search(it->db, key, 0);
+    uint32_t pos = hfile_block_search(it->db, key, 0);
     if (pos < it->db->count) {
         iter_set(it, pos);
         return KILN_OK;
@@ -190,7 +160,7 @@ hfile_iter_seek_for_prev(hfile_iter *it, const kiln_cell *key, kiln_err *err)
         s = iter_load_data(it, err);
     if (s != KILN_OK)
         return iter_result(it, s);
-    uint32_t pos = block_search(it->db, key, 1);
+    uint32_t pos = hfile_block_search(it->db, key, 1);
     if (pos > 0) {
         iter_set(it, pos - 1);
         return KILN_OK;
@@ -222,4 +192,121 @@ hfile_iter_prev(hfile_iter *it, kiln_err *err)
         return KILN_OK;
     }
     return iter_cross(it, -1, err);
+}
+
+/* ------------------------------------------------------------------ kiln iterators */
+
+/* The file iterator behind the common interface (iter.h): an hfile_iter
+ * inside, so the calls below inline its steps. */
+typedef struct kiter {
+    kiln_iter base;             /* first: a kiln_iter */
+    hfile_iter it;
+} kiter;
+
+static inline void
+kiter_after(kiter *k, kiln_status s)
+{
+    if (s != KILN_OK && k->base.err.code == KILN_OK)
+        k->base.err.code = s;
+    k->base.cur = s == KILN_OK && k->it.valid ? &k->it.cell : NULL;
+}
+
+static void
+kiter_seek_first(kiln_iter *base)
+{
+    kiter *k = (kiter *)base;
+    kiln_iter_restart(base);
+    kiter_after(k, hfile_iter_seek_first(&k->it, &base->err));
+}
+
+static void
+kiter_seek_last(kiln_iter *base)
+{
+    kiter *k = (kiter *)base;
+    kiln_iter_restart(base);
+    kiter_after(k, hfile_iter_seek_last(&k->it, &base->err));
+}
+
+static void
+kiter_seek(kiln_iter *base, const kiln_cell *key)
+{
+    kiter *k = (kiter *)base;
+    kiln_iter_restart(base);
+    kiter_after(k, hfile_iter_seek(&k->it, key, &base->err));
+}
+
+static void
+kiter_seek_for_prev(kiln_iter *base, const kiln_cell *key)
+{
+    kiter *k = (kiter *)base;
+    kiln_iter_restart(base);
+    kiter_after(k, hfile_iter_seek_for_prev(&k->it, key, &base->err));
+}
+
+static void
+kiter_next(kiln_iter *base)
+{
+    kiter *k = (kiter *)base;
+    kiter_after(k, hfile_iter_next(&k->it, &base->err));
+}
+
+static void
+kiter_prev(kiln_iter *base)
+{
+    kiter *k = (kiter *)base;
+    kiter_after(k, hfile_iter_prev(&k->it, &base->err));
+}
+
+static void
+kiter_close(kiln_iter *base)
+{
+    kiter *k = (kiter *)base;
+    iter_drop_data(&k->it);
+    hfile_cursor_release(&k->it.cur);
+    free(k);
+}
+
+static const kiln_iter_ops kiter_ops = {
+    .seek_first = kiter_seek_first,
+    .seek_last = kiter_seek_last,
+    .seek = kiter_seek,
+    .seek_for_prev = kiter_seek_for_prev,
+    .next = kiter_next,
+    .prev = kiter_prev,
+    .close = kiter_close,
+};
+
+kiln_iter *
+hfile_reader_iter(hfile_reader *r)
+{
+    kiter *k = kiln_calloc(1, sizeof *k);
+    kiln_iter_init(&k->base, &kiter_ops);
+    k->it.cur.r = r;
+    k->it.cur.levels = r->levels;
+    return &k->base;
+}
+
+kiln_status
+hfile_reader_block_iter(hfile_reader *r, uint64_t n, kiln_iter **out, kiln_err *err)
+{
+    *out = NULL;
+    icursor c = {.r = r, .levels = r->levels};
+    kiln_status s = hfile_cursor_seek(&c, POS_FIRST, NULL, err);
+    for (uint64_t i = 0; i < n && s == KILN_OK; i++)
+        s = hfile_cursor_step(&c, 1, err);
+    block_cache_handle *h = NULL;
+    const hfile_block *b = NULL;
+    if (s == KILN_OK) {
+        hfile_index_entry e;
+        hfile_cursor_data_entry(&c, &e);
+        s = hfile_reader_block_get(r, e.offset, e.on_disk_size, DATA_TYPES, &h, &b, err);
+    }
+    hfile_cursor_release(&c);
+    if (s == KILN_NOT_FOUND)
+        return status_set(err, KILN_NOT_FOUND, "%s: no data block %llu", r->path,
+                          (unsigned long long)n);
+    if (s != KILN_OK)
+        return s;
+    *out = hfile_block_iter_new(b, r->cache, h);
+    return KILN_OK;
 }

@@ -1,7 +1,8 @@
-/* store_row.c -- assembling one row from a merge of HFile iterators with
- * HBase read semantics: the newest load wins on equal keys, delete markers
- * mask what they cover, TTL and the time range drop cells, columns are
- * selected, and each column keeps at most max_versions newest versions.
+/* store_row.c -- assembling one row from any cell iterator (iter.h: a file,
+ * a region's merge, a view's range, salted buckets merged) with HBase read
+ * semantics: the newest load wins on equal keys, delete markers mask what
+ * they cover, TTL and the time range drop cells, columns are selected, and
+ * each column keeps at most max_versions newest versions.
  *
  * Cells arrive in HBase order, so every marker is seen before the cells it
  * masks: a family's DeleteFamily / DeleteFamilyVersion markers carry an empty
@@ -139,8 +140,8 @@ struct store_row_buf {
     kiln_cell *cells;
     size_t count, cap;
     store_view *view;         /* referenced while its iterators are cached */
-    hfile_iter **iters;       /* by store_file.index; NULL until first used */
-    store_merge *m;
+    kiln_iter **iters;        /* by store_file.index; NULL until first used */
+    iter_merge *m;
     store_row_state st;       /* kept between rows so its buffers are reused */
     kbuf key;                 /* a Get's stored key (salted tables) */
     const kiln_schema *last_schema;   /* the family last read, to skip lookups */
@@ -162,7 +163,7 @@ store_row_buf_drop_view(store_row_buf *b)
     if (b->view == NULL)
         return;
     for (size_t i = 0; i < b->view->nfiles; i++)
-        hfile_iter_free(b->iters[i]);
+        kiln_iter_close(b->iters[i]);
     free(b->iters);
     b->iters = NULL;
     store_view_unref(b->view);
@@ -170,7 +171,7 @@ store_row_buf_drop_view(store_row_buf *b)
     b->last_schema = NULL;   /* the schema went with the view */
 }
 
-store_merge *
+iter_merge *
 store_row_buf_merge(store_row_buf *b, store_view *v)
 {
     if (b->view != v) {
@@ -180,15 +181,15 @@ store_row_buf_merge(store_row_buf *b, store_view *v)
         b->iters = kiln_calloc(v->nfiles ? v->nfiles : 1, sizeof *b->iters);
     }
     if (b->m == NULL)
-        b->m = store_merge_new();
+        b->m = iter_merge_new(0);
     return b->m;
 }
 
-hfile_iter *
+kiln_iter *
 store_row_buf_iter(store_row_buf *b, const store_file *sf)
 {
     if (b->iters[sf->index] == NULL)
-        b->iters[sf->index] = hfile_iter_new(sf->rd);
+        b->iters[sf->index] = hfile_reader_iter(sf->rd);
     return b->iters[sf->index];
 }
 
@@ -197,7 +198,7 @@ store_row_buf_free(store_row_buf *b)
 {
     if (b == NULL)
         return;
-    store_merge_free(b->m);
+    iter_merge_free(b->m);
     store_row_buf_drop_view(b);
     buf_free(&b->st.qual);
     free(b->st.fam_version_del);
@@ -329,13 +330,12 @@ store_row_new_column(store_row_state *st, const store_sel *sel, const kiln_cell 
 }
 
 kiln_status
-store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
+store_row_assemble(kiln_iter *it, const kiln_schema *s, const store_sel *sel,
                    store_row_buf *buf, store_row *out, kiln_err *err)
 {
-    const kiln_schema *s = &v->schema;
     buf_reset(&buf->bytes);
     buf->count = 0;
-    const kiln_cell *c = store_merge_cell(m);
+    const kiln_cell *c = kiln_iter_key(it);
     size_t row_len = c->row_len;
     size_t skip = s->salt_buckets > 0 ? 1 : 0;
     if (row_len < 2 * skip) {
@@ -363,8 +363,8 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
     st->have_qual = 0;
     st->have_prev = 0;
     kiln_status rc = KILN_OK;
-    while (store_merge_valid(m)) {
-        c = store_merge_cell(m);
+    while (kiln_iter_valid(it)) {
+        c = kiln_iter_key(it);
         if (c->row_len != row_len ||
             (row_len > 0 && memcmp(c->row, buf->bytes.data, row_len) != 0))
             break;
@@ -442,8 +442,10 @@ store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
                 break;   /* Minimum / Maximum never appear in files Kiln accepts */
             }
         }
-        if ((rc = store_merge_next(m, err)) != KILN_OK)
+        if (kiln_iter_next(it) != KILN_OK) {
+            rc = kiln_iter_status(it, err);
             break;
+        }
     }
     if (rc != KILN_OK) {
         out->count = 0;

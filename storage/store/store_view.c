@@ -413,7 +413,7 @@ store_view_may_hold(const store_file *sf, const store_sel *sel, const uint8_t *r
  * iterators are lent to m; without, m gets new ones it owns. */
 static kiln_status
 store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
-                size_t row_len, store_row_buf *buf, store_merge *m, kiln_err *err)
+                size_t row_len, store_row_buf *buf, iter_merge *m, kiln_err *err)
 {
     const store_region *reg = &v->regions[r];
     for (size_t f = 0; f < reg->nfiles; f++) {
@@ -430,16 +430,16 @@ store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8
                 continue;
         }
         if (buf != NULL)
-            store_merge_add_borrowed(m, store_row_buf_iter(buf, sf), sf->seq);
+            iter_merge_add(m, store_row_buf_iter(buf, sf), sf->seq, 0);
         else
-            store_merge_add(m, hfile_iter_new(sf->rd), sf->seq);
+            iter_merge_add(m, hfile_reader_iter(sf->rd), sf->seq, 1);
     }
     return KILN_OK;
 }
 
 kiln_status
 store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
-                      size_t row_len, store_merge *m, kiln_err *err)
+                      size_t row_len, iter_merge *m, kiln_err *err)
 {
     return store_view_fill(v, r, sel, row, row_len, NULL, m, err);
 }
@@ -476,19 +476,24 @@ store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts
         n = k->len;
     }
     size_t r = store_view_region_of(v, row, n);
-    store_merge *m = store_row_buf_merge(buf, v);
+    iter_merge *m = store_row_buf_merge(buf, v);
     st = store_view_fill(v, r, &sel, row, n, buf, m, err);
-    if (st == KILN_OK && store_merge_children(m) > 0) {
+    if (st == KILN_OK && iter_merge_children(m) > 0) {
+        /* One file (what the blooms leave most Gets) is read directly. */
+        kiln_iter *it = iter_merge_single(m);
+        if (it == NULL)
+            it = iter_merge_iter(m);
         kiln_cell key;
         cell_first_on_row(&key, row, (uint32_t)n);
-        st = store_merge_seek(m, &key, err);
-        if (st == KILN_OK && store_merge_valid(m)) {
-            const kiln_cell *c = store_merge_cell(m);
+        if (kiln_iter_seek(it, &key) != KILN_OK) {
+            st = kiln_iter_status(it, err);
+        } else if (kiln_iter_valid(it)) {
+            const kiln_cell *c = kiln_iter_key(it);
             if (c->row_len == n && memcmp(c->row, row, n) == 0)
-                st = store_row_assemble(m, v, &sel, buf, out, err);
+                st = store_row_assemble(it, &v->schema, &sel, buf, out, err);
         }
     }
-    store_merge_clear(m);
+    iter_merge_clear(m);
     store_row_sel_free(&sel);
     if (out->count == 0)
         out->row = kslice_make(user, user_n);

@@ -11,7 +11,7 @@
  * view (version 0).
  *
  * Reads follow HBase semantics. A region's families are merged over all their
- * HFiles (store_merge.h), the newest load winning on equal cell keys. Delete
+ * HFiles (iter_merge.h), the newest load winning on equal cell keys. Delete
  * markers mask what they cover (Delete: one version; DeleteColumn: versions
  * <= ts of a column; DeleteFamily: the family <= ts; DeleteFamilyVersion: one
  * timestamp across the family); cells older than the family's TTL and outside
@@ -22,17 +22,19 @@
  * upper (inclusive) bound and its stop row the lower (exclusive) bound.
  *
  * Salted tables (schema salt_buckets = N, store_salt.h) are read in user
- * keys: a Get adds the bucket byte, a scan runs one range per bucket and
- * merges them, so rows come in the user's key order (reversed too), limits
- * count merged rows, and the bucket byte never appears in a returned row.
+ * keys: a Get adds the bucket byte, a scan reads one range per bucket and
+ * merges their cells by user key, so rows come in the user's key order
+ * (reversed too), limits count merged rows, and the bucket byte never
+ * appears in a returned row.
  *
  * A version may carry secondary-index tables (store_index_def.h); the view opens
  * them with the table, so an index read through a view always belongs to the
  * same version as the table.
  *
- * Modules: store_view.c (open, routing, get, count), store_row.c (row
- * assembly with the semantics above, row buffers), store_scan.c (scans),
- * store_index.c (index scans; definitions and keys are store_index_def.c).
+ * Modules: store_view.c (open, routing, get, count), store_iter.c (a range
+ * of a view's stored cells as one iterator), store_row.c (row assembly with
+ * the semantics above, row buffers), store_scan.c (scans), store_index.c
+ * (index definitions, keys and index scans).
  *
  * Thread-safety: a view is immutable and reference-counted; share it between
  * threads (store_view_ref for each holder) and the last unref closes it. A
@@ -47,6 +49,7 @@
 
 #include "storage/base/block_cache.h"
 #include "storage/hfile/cell.h"
+#include "storage/hfile/iter.h"
 #include "storage/store/manifest.h"
 #include "storage/store/schema.h"
 #include "storage/base/status.h"
@@ -154,7 +157,7 @@ typedef struct store_scan_opts {
     /* Rows without a visible cell that one store_scan_next may pass over
      * before it returns to its caller (store_scan_yielded), so that a scan
      * of a column no row has does not run to the end of the table in one
-     * call. 0 = no bound. Salted tables ignore it. */
+     * call. 0 = no bound. */
     uint64_t max_skipped;
 } store_scan_opts;
 
@@ -174,6 +177,20 @@ kiln_status store_scan_next(store_scan *s, store_row *out, int *has_row, kiln_er
  * valid until the next call). */
 int store_scan_yielded(const store_scan *s, kslice *resume);
 void store_scan_close(store_scan *s);   /* s may be NULL */
+
+/* The stored cells of v in the rows o selects (start, stop, prefix; reversed
+ * says which of start and stop is the upper bound, as for a scan) as one
+ * kiln_iter (storage/hfile/iter.h) that moves both ways: every version and
+ * delete marker of the families o->read selects (qualifiers, versions and
+ * time limits are not applied), in cell order, merged over each region's
+ * files (the newest load first on equal keys) and across regions. A salted
+ * table's cells keep their bucket byte and come in user key order (the
+ * buckets merged with the byte skipped); its seek keys are read past their
+ * first row byte. What store_scan assembles rows from. o may be NULL for
+ * everything. Takes a reference on v, dropped by kiln_iter_close.
+ * KILN_INVALID for a column of an unknown family. */
+kiln_status store_view_iter_open(store_view *v, const store_scan_opts *o, kiln_iter **out,
+                                 kiln_err *err);
 
 /* Rows with at least one visible cell in [start, stop) with the options of o
  * (limit ignored). o may be NULL for the whole table. */

@@ -10,10 +10,11 @@
 
 #include "storage/base/env.h"
 #include "storage/hfile/hfile_reader.h"
+#include "storage/hfile/iter.h"
+#include "storage/hfile/iter_merge.h"
 #include "storage/store/manifest.h"
 #include "storage/store/schema.h"
 #include "storage/store/store_index_def.h"
-#include "storage/store/store_merge.h"
 #include "storage/store/store_view.h"
 
 typedef struct store_file {
@@ -69,24 +70,28 @@ store_row_sel_family(const store_sel *sel, size_t fam)
     return sel->family_on == NULL || sel->family_on[fam];
 }
 
-/* Consume from m every cell of the row m is positioned at (its current
+/* Consume from it every cell of the row it is positioned at (its current
  * cell's row), applying deletes, TTL, time range, column selection and
  * versions, and collect the visible cells into buf; *out borrows from buf
- * (count 0 when nothing is visible). REQUIRES: m valid. */
-kiln_status store_row_assemble(store_merge *m, const store_view *v, const store_sel *sel,
+ * (count 0 when nothing is visible). it is left on the first cell of the next
+ * row (or invalid). In a salted table (schema salt_buckets > 0) the rows
+ * returned lose their first byte. An error of it is returned with its message.
+ * REQUIRES: it valid and on the row's first cell. */
+kiln_status store_row_assemble(kiln_iter *it, const kiln_schema *s, const store_sel *sel,
                                store_row_buf *buf, store_row *out, kiln_err *err);
 
 /* Add to m an iterator over each selected file of region r (for a Get of
- * `row` when row != NULL: only files whose blooms may hold it). */
+ * `row` when row != NULL: only files whose blooms may hold it), owned by m,
+ * with the file's load sequence. */
 kiln_status store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel,
-                                  const uint8_t *row, size_t row_len, store_merge *m,
+                                  const uint8_t *row, size_t row_len, iter_merge *m,
                                   kiln_err *err);
 
 /* A row buffer's per-view state for Gets: a merge reused from Get to Get and
  * one iterator per file of the view, created on first use. The buffer holds
  * a reference on the view while it caches its iterators. */
-store_merge *store_row_buf_merge(store_row_buf *b, store_view *v);
-hfile_iter *store_row_buf_iter(store_row_buf *b, const store_file *sf);
+iter_merge *store_row_buf_merge(store_row_buf *b, store_view *v);
+kiln_iter *store_row_buf_iter(store_row_buf *b, const store_file *sf);
 /* Scratch for a Get's stored (salted) key. */
 kbuf *store_row_buf_key(store_row_buf *b);
 
