@@ -7,7 +7,7 @@
  *       -> merge of files, newest load first on equal keys (iter_merge.h)
  *         -> a view's regions in a row range (store_view_iter_open)
  *           -> salted buckets merged in user key order (iter_merge.h, row_skip 1)
- *             -> row assembly (store_row.c), which consumes any of them
+ *             -> row assembly (store_view_row.c), which consumes any of them
  *
  * A new source of cells (a memstore) is one more kiln_iter added to a merge.
  *

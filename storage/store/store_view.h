@@ -31,10 +31,11 @@
  * them with the table, so an index read through a view always belongs to the
  * same version as the table.
  *
- * Modules: store_view.c (open, routing, get, count), store_iter.c (a range
- * of a view's stored cells as one iterator), store_row.c (row assembly with
- * the semantics above, row buffers), store_scan.c (scans), store_index.c
- * (index definitions, keys and index scans).
+ * Files: store_view.c (open, routing, get, count), store_view_iter.c (a
+ * range of a view's stored cells as one iterator), store_view_row.c (row
+ * assembly with the semantics above, row buffers), store_view_scan.c
+ * (scans), sharing store_view_int.h. Index scans over a view are
+ * store_index.h; index definitions and keys store_index_def.h.
  *
  * Thread-safety: a view is immutable and reference-counted; share it between
  * threads (store_view_ref for each holder) and the last unref closes it. A

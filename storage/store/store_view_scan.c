@@ -1,7 +1,7 @@
-/* store_scan.c -- Scan over a view: rows in [start, stop) (or descending for
+/* store_view_scan.c -- Scan over a view: rows in [start, stop) (or descending for
  * reversed scans), with a prefix and a row limit, crossing regions.
  *
- * A scan assembles rows (store_row.c) from one cell iterator over the view's
+ * A scan assembles rows (store_view_row.c) from one cell iterator over the view's
  * rows in its range (store_view_iter_open: regions in order, each a merge of
  * its files; a salted table's buckets merged in user key order), so plain and
  * salted tables take the same path. Forward scans read row after row.

@@ -1,4 +1,4 @@
-/* store_iter.c -- a view's stored cells in a row range as one kiln_iter: the
+/* store_view_iter.c -- a view's stored cells in a row range as one kiln_iter: the
  * two-level stage of the read path. A range iterator walks the regions in
  * order (the index level) and, inside the region it is in, a merge of the
  * region's files of the selected families (iter_merge.h), clipped to the

@@ -1,4 +1,4 @@
-/* store_row.c -- assembling one row from any cell iterator (iter.h: a file,
+/* store_view_row.c -- assembling one row from any cell iterator (iter.h: a file,
  * a region's merge, a view's range, salted buckets merged) with HBase read
  * semantics: the newest load wins on equal keys, delete markers mask what
  * they cover, TTL and the time range drop cells, columns are selected, and
