@@ -8,6 +8,8 @@
  *         -> a view's regions in a row range (store_view_iter_open)
  *           -> salted buckets merged in user key order (iter_merge.h, row_skip 1)
  *             -> row assembly (store_view_row.c), which consumes any of them
+ *               -> the visible cells (store_view_cells_open), one row
+ *                  assembled at a time, a kiln_iter again
  *
  * A new source of cells (a memstore) is one more kiln_iter added to a merge.
  *

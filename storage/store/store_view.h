@@ -34,7 +34,8 @@
  * Files: store_view.c (open, routing, get, count), store_view_iter.c (a
  * range of a view's stored cells as one iterator), store_view_row.c (row
  * assembly with the semantics above, row buffers), store_view_scan.c
- * (scans), sharing store_view_int.h. Index scans over a view are
+ * (scans), store_view_cells.c (the visible cells as one iterator), sharing
+ * store_view_int.h. Index scans over a view are
  * store_index.h; index definitions and keys store_index_def.h.
  *
  * Thread-safety: a view is immutable and reference-counted; share it between
@@ -192,6 +193,23 @@ void store_scan_close(store_scan *s);   /* s may be NULL */
  * KILN_INVALID for a column of an unknown family. */
 kiln_status store_view_iter_open(store_view *v, const store_scan_opts *o, kiln_iter **out,
                                  kiln_err *err);
+
+/* The cells a read of v returns, as one kiln_iter (storage/hfile/iter.h)
+ * that moves both ways: the visible cells of the rows o selects (start,
+ * stop, prefix; reversed says which of start and stop is the upper bound, as
+ * for a scan), after versions, delete markers, TTL, the time range and the
+ * column selection of o->read -- no delete markers, at most max_versions
+ * per column -- in cell order, rows ascending whatever o->reversed says. A
+ * salted table's cells have user rows, in user key order as its scans
+ * return them, and its seek keys are user keys. limit and max_skipped are
+ * not used. The iterator assembles one row at a time (what store_scan
+ * returns), so a move across rows reads the whole next row, and a row
+ * without a visible cell is passed over. The current cell stays valid until
+ * the next move or close. o may be NULL for everything (newest versions).
+ * Takes a reference on v, dropped by kiln_iter_close. KILN_INVALID for a
+ * column of an unknown family. */
+kiln_status store_view_cells_open(store_view *v, const store_scan_opts *o, kiln_iter **out,
+                                  kiln_err *err);
 
 /* Rows with at least one visible cell in [start, stop) with the options of o
  * (limit ignored). o may be NULL for the whole table. */

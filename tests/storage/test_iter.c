@@ -1,8 +1,10 @@
 /* test_iter.c -- one conformance suite for every implementation of the
  * internal cell iterator (storage/hfile/iter.h): an HFile data block, a
  * whole HFile, a merge of files with overlapping and equal keys, a view's
- * regions in a row range, and a salted table's buckets merged by user key.
- * Row assembly, which consumes the interface, is checked over each of them.
+ * regions in a row range, a salted table's buckets merged by user key, and
+ * the visible cells of a view (store_view_cells_open, row assembly made an
+ * iterator again). Row assembly, which consumes the interface, is checked
+ * over each of them.
  *
  * The model is the cells as written, sorted with qsort by a comparator
  * written here from cell.h's description of HBase order (not the library's),
@@ -10,8 +12,11 @@
  * child, then file order). The suite: full forward and backward walks, seeks
  * and seeks-for-prev before the first key, after the last, on keys and
  * between them, changes of direction after each, a random walk, empty
- * inputs, and the sticky status after a corrupt block. Random data from a
- * printed seed (KILN_TEST_SEED replays it).
+ * inputs, and the sticky status after a corrupt block. The visible cells
+ * have their own model (model_visible): newest load on equal keys, Delete /
+ * DeleteColumn / DeleteFamily / DeleteFamilyVersion masking and max_versions,
+ * worked out cell by cell here, and a forward scan must return them too.
+ * Random data from a printed seed (KILN_TEST_SEED replays it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -886,6 +891,177 @@ view_case(const char *label, store_view *v, const tcell *all, size_t total, uint
     free(m);
 }
 
+/* ------------------------------------------------------------------ visible cells */
+
+static int
+same_family(const tcell *a, const tcell *b)
+{
+    return a->row_len == b->row_len && memcmp(a->row, b->row, a->row_len) == 0 &&
+           a->fam_len == b->fam_len && memcmp(a->fam, b->fam, a->fam_len) == 0;
+}
+
+static int
+same_column(const tcell *a, const tcell *b)
+{
+    return same_family(a, b) && a->qual_len == b->qual_len &&
+           memcmp(a->qual, b->qual, a->qual_len) == 0;
+}
+
+/* The cells a read returns, worked out here from the cells as loaded (the
+ * HBase way, not with the library): of equal keys only the first in merge
+ * order counts (the newest load's); a Put is masked by a DeleteFamily of its
+ * row and family with ts >= its own, a DeleteFamilyVersion there with its
+ * ts, a DeleteColumn of its column with ts >= its own, a Delete of its
+ * column with its ts; each column keeps its max_versions newest unmasked
+ * Puts. Only rows in b (NULL: all) and the family fam (0: all). Rows lose
+ * their first skip bytes; out is in key order. Returns the count. */
+static size_t
+model_visible(const tcell *all, size_t total, uint32_t skip, uint32_t max_versions, char fam,
+              const tbounds *b, tcell *out)
+{
+    tcell *d = calloc(total ? total : 1, sizeof *d);
+    if (total > 0)
+        memcpy(d, all, total * sizeof *d);
+    model_sort(d, total, 0);
+    size_t k = 0;
+    for (size_t i = 0; i < total; i++) {
+        if (k == 0 || ref_key_cmp(&d[i], &d[k - 1], 0) != 0)
+            d[k++] = d[i];
+    }
+    size_t n = 0;
+    const tcell *last = NULL;   /* the column of the last unmasked Put */
+    uint32_t versions = 0;
+    for (size_t i = 0; i < k; i++) {
+        const tcell *p = &d[i];
+        if (p->type != CELL_TYPE_PUT)
+            continue;
+        int masked = 0;
+        for (size_t j = 0; j < k && !masked; j++) {
+            const tcell *x = &d[j];
+            if (!same_family(p, x))
+                continue;
+            switch (x->type) {
+            case CELL_TYPE_DELETE_FAMILY:
+                masked = x->ts >= p->ts;
+                break;
+            case CELL_TYPE_DELETE_FAMILY_VERSION:
+                masked = x->ts == p->ts;
+                break;
+            case CELL_TYPE_DELETE_COLUMN:
+                masked = same_column(p, x) && x->ts >= p->ts;
+                break;
+            case CELL_TYPE_DELETE:
+                masked = same_column(p, x) && x->ts == p->ts;
+                break;
+            default:
+                break;
+            }
+        }
+        if (masked)
+            continue;
+        versions = last != NULL && same_column(last, p) ? versions + 1 : 1;
+        last = p;
+        if (versions > max_versions)
+            continue;
+        if (fam != 0 && p->fam[0] != (uint8_t)fam)
+            continue;
+        if (b != NULL && !in_bounds(b, p->row + skip, p->row_len - skip))
+            continue;
+        tcell *o = &out[n++];
+        *o = *p;
+        memmove(o->row, p->row + skip, p->row_len - skip);
+        o->row_len = p->row_len - skip;
+    }
+    free(d);
+    model_sort(out, n, 0);
+    return n;
+}
+
+static long cells_checks;
+static size_t cells_suites, cells_seen, cells_deletes;
+
+/* store_view_cells_open over v with bounds b (NULL: all rows), max_versions
+ * and family fam (0: all) against model_visible, through the whole suite;
+ * then a forward scan with the same options must return the same cells. */
+static void
+cells_case(const char *label, store_view *v, const tcell *all, size_t total, uint32_t skip,
+           const tbounds *b, uint32_t max_versions, char fam)
+{
+    store_scan_opts o;
+    store_scan_opts_init(&o);
+    if (b != NULL) {
+        o.start = b->start;
+        o.start_len = b->start_n;
+        o.stop = b->stop;
+        o.stop_len = b->stop_n;
+        o.prefix = b->prefix;
+        o.prefix_len = b->prefix_n;
+        o.reversed = b->reversed;
+    }
+    o.read.max_versions = max_versions;
+    o.read.now_ms = TS0;
+    char fname[2] = {fam, 0};
+    store_column col = {fname, NULL, 0};
+    if (fam != 0) {
+        o.read.columns = &col;
+        o.read.column_count = 1;
+    }
+    tcell *m = calloc(total ? total : 1, sizeof *m);
+    size_t n = model_visible(all, total, skip, max_versions, fam, b, m);
+    for (size_t i = 0; b == NULL && max_versions == 1 && i < total; i++)
+        cells_deletes += all[i].type != CELL_TYPE_PUT;
+    kiln_err err;
+    status_clear(&err);
+    kiln_iter *it;
+    tu_must(store_view_cells_open(v, &o, &it, &err), &err);
+    char name[128];
+    snprintf(name, sizeof name, "cells of %s, %s, v%u%s%s", label,
+             b == NULL ? "all rows" : b->reversed ? "reversed bounds" : "bounds",
+             (unsigned)max_versions, fam ? " fam " : "", fname);
+    cells_checks += suite_run_q(name, it, m, n, 0, 1);
+    cells_suites++;
+    cells_seen += n;
+    kiln_iter_close(it);
+
+    /* what a scan returns, row after row */
+    if (b == NULL || !b->reversed) {
+        store_scan *sc;
+        tu_must(store_scan_open(v, &o, &sc, &err), &err);
+        size_t at = 0;
+        for (;;) {
+            store_row r;
+            int has;
+            tu_must(store_scan_next(sc, &r, &has, &err), &err);
+            if (!has)
+                break;
+            for (size_t i = 0; i < r.count; i++, at++) {
+                assert_true(at < n);
+                const kiln_cell *c = &r.cells[i];
+                if (c->row_len != m[at].row_len || memcmp(c->row, m[at].row, c->row_len) != 0 ||
+                    c->ts != m[at].ts || c->value_len != m[at].value_len ||
+                    memcmp(c->value, m[at].value, c->value_len) != 0)
+                    fail_msg("%s: scan cell %zu: got '%.*s', want '%s'", name, at,
+                             (int)c->value_len, (const char *)c->value, m[at].value);
+            }
+        }
+        assert_int_equal(at, n);
+        store_scan_close(sc);
+    }
+    free(m);
+}
+
+/* The visible cells of a view for each bound kind: newest only, three
+ * versions, and (whole table) two versions of family b alone. */
+static void
+cells_cases(const char *label, store_view *v, const tcell *all, size_t total, uint32_t skip,
+            const tbounds *b)
+{
+    cells_case(label, v, all, total, skip, b, 1, 0);
+    cells_case(label, v, all, total, skip, b, 3, 0);
+    if (b == NULL)
+        cells_case(label, v, all, total, skip, b, 2, 'b');
+}
+
 /* A table of `loads` loads over random regions (salted with `salt` buckets
  * when salt > 0), read through store_view_iter_open with and without bounds. */
 static void
@@ -929,6 +1105,7 @@ view_rounds(const char *prefix, uint32_t salt_max, int rounds)
         char label[64];
         snprintf(label, sizeof label, "%s %s, empty", salt ? "salted" : "view", name);
         view_case(label, v, NULL, 0, skip, NULL, &s, 0);
+        cells_cases(label, v, NULL, 0, skip, NULL);
         store_view_unref(v);
 
         int loads = 1 + (int)rnd_below(3);
@@ -946,10 +1123,12 @@ view_rounds(const char *prefix, uint32_t salt_max, int rounds)
         snprintf(label, sizeof label, "%s %s (%u regions, %d loads)", salt ? "salted" : "view",
                  name, (unsigned)store_view_region_count(v), loads);
         view_case(label, v, all, total, skip, NULL, &s, puts);
+        cells_cases(label, v, all, total, skip, NULL);
         for (int k = 0; k < 3; k++) {
             tbounds b;
             random_bounds(&b);
             view_case(label, v, all, total, skip, &b, &s, puts);
+            cells_cases(label, v, all, total, skip, &b);
         }
         store_view_unref(v);
         schema_free(&s);
@@ -958,10 +1137,20 @@ view_rounds(const char *prefix, uint32_t salt_max, int rounds)
 }
 
 static void
+cells_report(const char *what)
+{
+    printf("  visible cells of %-26s %4zu suites, %6zu cells (%zu markers loaded), %7ld checks\n",
+           what, cells_suites, cells_seen, cells_deletes, cells_checks);
+    cells_suites = cells_seen = cells_deletes = 0;
+    cells_checks = 0;
+}
+
+static void
 views(void **state)
 {
     (void)state;
     view_rounds("v", 0, 8);
+    cells_report("views");
 }
 
 static void
@@ -969,6 +1158,7 @@ salted_buckets(void **state)
 {
     (void)state;
     view_rounds("s", 1, 10);
+    cells_report("salted tables");
 }
 
 /* ------------------------------------------------------------------ errors */
