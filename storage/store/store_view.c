@@ -1,10 +1,14 @@
 /* store_view.c -- opening a published version of a table for reading (CURRENT,
  * manifest, every HFile's trailer, index and bloom; retried when a concurrent
  * load collects the version under us), reference counting, the cheap
- * "has CURRENT changed" check for hot swaps, routing rows to regions, Get
- * with bloom filters (salted tables: the bucket byte added), and count. The
+ * "has CURRENT changed" check for hot swaps and routing rows to regions. The
  * index tables of the version get views of their own that share the table
  * view's files' lifetime and reference count.
+ *
+ * The view's other files build on this one, each only on those before it:
+ * store_view_row.c (row assembly), store_view_iter.c (a region's files and a
+ * row range as iterators), store_view_scan.c (scans), store_view_read.c
+ * (Get and count), store_view_cells.c (the visible cells).
  */
 #include "storage/store/store_view.h"
 
@@ -379,148 +383,4 @@ store_view_region_of(const store_view *v, const uint8_t *row, size_t n)
             hi = mid;
     }
     return lo;
-}
-
-/* 1 if file sf may hold cells of row for this request (blooms). */
-static int
-store_view_may_hold(const store_file *sf, const store_sel *sel, const uint8_t *row, size_t n,
-                    kiln_err *e2)
-{
-    switch (hfile_reader_bloom_type(sf->rd)) {
-    case BLOOM_ROW:
-        return hfile_reader_may_contain_row(sf->rd, row, n, e2);
-    case BLOOM_ROWCOL:
-        if (sel->quals == NULL || sel->quals[sf->family] == NULL)
-            return 1;
-        for (size_t q = 0; q < sel->nquals[sf->family]; q++) {
-            kslice k = sel->quals[sf->family][q];
-            if (hfile_reader_may_contain_rowcol(sf->rd, row, n, k.p, k.n, e2))
-                return 1;
-        }
-        /* A family-wide delete marker has an empty qualifier, so it is in
-         * the ROWCOL bloom as (row, ""): HBase checks that key too. */
-        if (hfile_reader_may_contain_rowcol(sf->rd, row, n, NULL, 0, e2))
-            return 1;
-        return hfile_reader_has_delete_family_bloom(sf->rd) &&
-               hfile_reader_may_have_delete_family(sf->rd, row, n, e2);
-    default:
-        return 1;
-    }
-}
-
-/* Add the selected files of region r to m (for a Get of `row` when row !=
- * NULL: only files whose blooms may hold it). With buf, its cached
- * iterators are lent to m; without, m gets new ones it owns. */
-static kiln_status
-store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
-                size_t row_len, store_row_buf *buf, iter_merge *m, kiln_err *err)
-{
-    const store_region *reg = &v->regions[r];
-    for (size_t f = 0; f < reg->nfiles; f++) {
-        const store_file *sf = &reg->files[f];
-        if (!store_row_sel_family(sel, sf->family))
-            continue;
-        if (row != NULL) {
-            kiln_err e2;
-            status_clear(&e2);
-            int may = store_view_may_hold(sf, sel, row, row_len, &e2);
-            if (e2.code != KILN_OK)
-                return status_set(err, e2.code, "%s", e2.msg);
-            if (!may)
-                continue;
-        }
-        if (buf != NULL)
-            iter_merge_add(m, store_row_buf_iter(buf, sf), sf->seq, 0);
-        else
-            iter_merge_add(m, hfile_reader_iter(sf->rd), sf->seq, 1);
-    }
-    return KILN_OK;
-}
-
-kiln_status
-store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
-                      size_t row_len, iter_merge *m, kiln_err *err)
-{
-    return store_view_fill(v, r, sel, row, row_len, NULL, m, err);
-}
-
-kiln_status
-store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts *o,
-               store_row_buf *buf, store_row *out, kiln_err *err)
-{
-    out->row = kslice_make(row, n);
-    out->cells = NULL;
-    out->count = 0;
-    uint32_t salt = v->schema.salt_buckets;
-    size_t max = salt > 0 ? CELL_ROW_MAX - 1 : CELL_ROW_MAX;
-    if (n == 0 || n > max)
-        return status_set(err, KILN_INVALID, "table %s: row key must be 1..%zu bytes",
-                          v->schema.name, max);
-    store_row_opts dflt;
-    if (o == NULL) {
-        store_row_opts_init(&dflt);
-        o = &dflt;
-    }
-    store_sel sel;
-    kiln_status st = store_row_sel_init(&v->schema, o, &sel, err);
-    if (st != KILN_OK)
-        return st;
-    const uint8_t *user = row;
-    size_t user_n = n;
-    if (salt > 0) {
-        /* the stored key; assembly strips the bucket byte again */
-        kbuf *k = store_row_buf_key(buf);
-        buf_reset(k);
-        store_salt_key(k, salt, row, n);
-        row = k->data;
-        n = k->len;
-    }
-    size_t r = store_view_region_of(v, row, n);
-    iter_merge *m = store_row_buf_merge(buf, v);
-    st = store_view_fill(v, r, &sel, row, n, buf, m, err);
-    if (st == KILN_OK && iter_merge_children(m) > 0) {
-        /* One file (what the blooms leave most Gets) is read directly. */
-        kiln_iter *it = iter_merge_single(m);
-        if (it == NULL)
-            it = iter_merge_iter(m);
-        kiln_cell key;
-        cell_first_on_row(&key, row, (uint32_t)n);
-        if (kiln_iter_seek(it, &key) != KILN_OK) {
-            st = kiln_iter_status(it, err);
-        } else if (kiln_iter_valid(it)) {
-            const kiln_cell *c = kiln_iter_key(it);
-            if (c->row_len == n && memcmp(c->row, row, n) == 0)
-                st = store_row_assemble(it, &v->schema, &sel, buf, out, err);
-        }
-    }
-    iter_merge_clear(m);
-    store_row_sel_free(&sel);
-    if (out->count == 0)
-        out->row = kslice_make(user, user_n);
-    return st;
-}
-
-kiln_status
-store_view_count(store_view *v, const store_scan_opts *o, uint64_t *rows, kiln_err *err)
-{
-    *rows = 0;
-    store_scan_opts so;
-    if (o != NULL)
-        so = *o;
-    else
-        store_scan_opts_init(&so);
-    so.limit = 0;
-    store_scan *s;
-    kiln_status st = store_scan_open(v, &so, &s, err);
-    if (st != KILN_OK)
-        return st;
-    for (;;) {
-        store_row row;
-        int has;
-        if ((st = store_scan_next(s, &row, &has, err)) != KILN_OK || !has)
-            break;
-        (*rows)++;
-    }
-    store_scan_close(s);
-    return st;
 }

@@ -87,6 +87,11 @@ kiln_status store_row_assemble(kiln_iter *it, const kiln_schema *s, const store_
 kiln_status store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel,
                                   const uint8_t *row, size_t row_len, iter_merge *m,
                                   kiln_err *err);
+/* The same, with buf: buf's cached iterators of those files are lent to m
+ * instead (a Get's, store_view_read.c). */
+kiln_status store_view_fill(const store_view *v, size_t r, const store_sel *sel,
+                            const uint8_t *row, size_t row_len, store_row_buf *buf,
+                            iter_merge *m, kiln_err *err);
 
 /* A row buffer's per-view state for Gets: a merge reused from Get to Get and
  * one iterator per file of the view, created on first use. The buffer holds

@@ -19,6 +19,69 @@
 
 #include "storage/store/store_view_int.h"
 
+/* 1 if file sf may hold cells of row for this request (blooms). */
+static int
+store_view_may_hold(const store_file *sf, const store_sel *sel, const uint8_t *row, size_t n,
+                    kiln_err *e2)
+{
+    switch (hfile_reader_bloom_type(sf->rd)) {
+    case BLOOM_ROW:
+        return hfile_reader_may_contain_row(sf->rd, row, n, e2);
+    case BLOOM_ROWCOL:
+        if (sel->quals == NULL || sel->quals[sf->family] == NULL)
+            return 1;
+        for (size_t q = 0; q < sel->nquals[sf->family]; q++) {
+            kslice k = sel->quals[sf->family][q];
+            if (hfile_reader_may_contain_rowcol(sf->rd, row, n, k.p, k.n, e2))
+                return 1;
+        }
+        /* A family-wide delete marker has an empty qualifier, so it is in
+         * the ROWCOL bloom as (row, ""): HBase checks that key too. */
+        if (hfile_reader_may_contain_rowcol(sf->rd, row, n, NULL, 0, e2))
+            return 1;
+        return hfile_reader_has_delete_family_bloom(sf->rd) &&
+               hfile_reader_may_have_delete_family(sf->rd, row, n, e2);
+    default:
+        return 1;
+    }
+}
+
+/* Add the selected files of region r to m (for a Get of `row` when row !=
+ * NULL: only files whose blooms may hold it). With buf, its cached
+ * iterators are lent to m; without, m gets new ones it owns. */
+kiln_status
+store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
+                size_t row_len, store_row_buf *buf, iter_merge *m, kiln_err *err)
+{
+    const store_region *reg = &v->regions[r];
+    for (size_t f = 0; f < reg->nfiles; f++) {
+        const store_file *sf = &reg->files[f];
+        if (!store_row_sel_family(sel, sf->family))
+            continue;
+        if (row != NULL) {
+            kiln_err e2;
+            status_clear(&e2);
+            int may = store_view_may_hold(sf, sel, row, row_len, &e2);
+            if (e2.code != KILN_OK)
+                return status_set(err, e2.code, "%s", e2.msg);
+            if (!may)
+                continue;
+        }
+        if (buf != NULL)
+            iter_merge_add(m, store_row_buf_iter(buf, sf), sf->seq, 0);
+        else
+            iter_merge_add(m, hfile_reader_iter(sf->rd), sf->seq, 1);
+    }
+    return KILN_OK;
+}
+
+kiln_status
+store_view_fill_merge(const store_view *v, size_t r, const store_sel *sel, const uint8_t *row,
+                      size_t row_len, iter_merge *m, kiln_err *err)
+{
+    return store_view_fill(v, r, sel, row, row_len, NULL, m, err);
+}
+
 #define STORE_ITER_NONE ((size_t)-1)
 
 typedef struct store_iter_range {

@@ -27,6 +27,13 @@ store_row_opts_init(store_row_opts *o)
     o->ts_max = INT64_MAX;
 }
 
+void
+store_scan_opts_init(store_scan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    store_row_opts_init(&o->read);
+}
+
 kiln_status
 store_row_sel_init(const kiln_schema *s, const store_row_opts *o, store_sel *sel,
                    kiln_err *err)

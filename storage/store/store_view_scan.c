@@ -30,13 +30,6 @@ struct store_scan {
     store_row_buf *buf;
 };
 
-void
-store_scan_opts_init(store_scan_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    store_row_opts_init(&o->read);
-}
-
 kiln_status
 store_scan_open(store_view *v, const store_scan_opts *o, store_scan **out, kiln_err *err)
 {
