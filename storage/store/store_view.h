@@ -31,11 +31,12 @@
  * them with the table, so an index read through a view always belongs to the
  * same version as the table.
  *
- * Files: store_view.c (open, routing, get, count), store_view_iter.c (a
- * range of a view's stored cells as one iterator), store_view_row.c (row
- * assembly with the semantics above, row buffers), store_view_scan.c
- * (scans), store_view_cells.c (the visible cells as one iterator), sharing
- * store_view_int.h. Index scans over a view are
+ * Files, each building only on those before it: store_view.c (open,
+ * reference counts, routing), store_view_row.c (row assembly with the
+ * semantics above, row buffers), store_view_iter.c (a region's files and a
+ * range of the view as one iterator), store_view_scan.c (scans),
+ * store_view_read.c (Get and count), store_view_cells.c (the visible cells
+ * as one iterator), sharing store_view_int.h. Index scans over a view are
  * store_index.h; index definitions and keys store_index_def.h.
  *
  * Thread-safety: a view is immutable and reference-counted; share it between

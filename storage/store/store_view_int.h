@@ -1,6 +1,7 @@
 /* store_view_int.h -- the inside of an open view, shared by the files that
- * implement store_view.h: store_view.c, store_view_iter.c, store_view_row.c,
- * store_view_scan.c and store_view_cells.c (private to storage/store/).
+ * implement store_view.h, each building only on those before it:
+ * store_view.c, store_view_row.c, store_view_iter.c, store_view_scan.c,
+ * store_view_read.c and store_view_cells.c (private to storage/store/).
  */
 #ifndef KILN_STORE_VIEW_INT_H
 #define KILN_STORE_VIEW_INT_H
