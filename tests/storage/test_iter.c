@@ -1288,9 +1288,7 @@ static int
 setup(void **state)
 {
     (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(data_dir, sizeof data_dir, "%s/kiln-iter-XXXXXX", t ? t : "/tmp");
-    assert_non_null(mkdtemp(data_dir));
+    tu_mkdtemp(data_dir, sizeof data_dir, "iter");
     return 0;
 }
 

@@ -268,9 +268,7 @@ static int
 setup(void **state)
 {
     (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(data_dir, sizeof data_dir, "%s/kiln-cat-XXXXXX", t ? t : "/tmp");
-    assert_non_null(mkdtemp(data_dir));
+    tu_mkdtemp(data_dir, sizeof data_dir, "cat");
     return 0;
 }
 

@@ -811,9 +811,7 @@ static int
 setup(void **state)
 {
     (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(data_dir, sizeof data_dir, "%s/kiln-index-XXXXXX", t ? t : "/tmp");
-    assert_non_null(mkdtemp(data_dir));
+    tu_mkdtemp(data_dir, sizeof data_dir, "index");
     return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 uint64_t
 tu_splitmix64(uint64_t *state)
@@ -38,4 +39,12 @@ void
 tu_rmrf(const char *dir)
 {
     nftw(dir, tu_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void
+tu_mkdtemp(char *dir, size_t n, const char *name)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, n, "%s/kiln-%s-XXXXXX", t ? t : "/tmp", name);
+    assert_non_null(mkdtemp(dir));
 }
