@@ -1251,7 +1251,7 @@ view_rounds(const char *prefix, uint32_t salt_max, int rounds)
         store_view *v;
         /* nothing published yet: an empty view reads as an empty iterator */
         tu_must(store_view_open(data_dir, name, NULL, &v, &err), &err);
-        char label[64];
+        char label[96];
         snprintf(label, sizeof label, "%s %s, empty", salt ? "salted" : "view", name);
         view_case(label, v, NULL, 0, skip, NULL, &s, 0);
         cells_cases(label, v, NULL, 0, skip, NULL);
