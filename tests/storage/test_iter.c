@@ -1,7 +1,8 @@
 /* test_iter.c -- one conformance suite for every implementation of the
  * internal cell iterator (storage/hfile/iter.h): an HFile data block, a
  * whole HFile, a merge of files with overlapping and equal keys, a view's
- * regions in a row range, a salted table's buckets merged by user key, and
+ * regions in a row range, a salted table's buckets merged by user key, a
+ * memstore (alone and merged with files, its sequence above theirs), and
  * the visible cells of a view (store_view_cells_open, row assembly made an
  * iterator again). Row assembly, which consumes the interface, is checked
  * over each of them.
@@ -36,6 +37,7 @@
 #include "storage/hfile/iter.h"
 #include "storage/hfile/iter_merge.h"
 #include "storage/store/manifest.h"
+#include "storage/store/memstore.h"
 #include "storage/store/schema.h"
 #include "storage/store/store_salt.h"
 #include "storage/store/store_view.h"
@@ -742,6 +744,153 @@ merged_files(void **state)
     schema_free(&schema);
 }
 
+/* ------------------------------------------------------------------ memstores */
+
+/* Give the memstore's cells their sequence numbers: mostly distinct, some
+ * from a small range so equal keys meet equal sequences too (those keep the
+ * order they were added in, the model's ord). */
+static void
+memstore_seqs(tcell *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        m[i].seq = rnd_below(3) == 0 ? 1 + rnd_below(4) : 100 + rnd_below(1000000);
+}
+
+/* A memstore holding cells m[0..n) added in that order, each with its seq. */
+static memstore *
+memstore_fill(const tcell *m, size_t n)
+{
+    memstore *ms = memstore_new(0);
+    kiln_err err;
+    status_clear(&err);
+    for (size_t i = 0; i < n; i++) {
+        kiln_cell k = to_kcell(&m[i]);
+        k.mvcc = 7;   /* ignored: the memstore's sequence is the add's */
+        tu_must(memstore_add(ms, &k, m[i].seq, &err), &err);
+    }
+    assert_int_equal(memstore_count(ms), n);
+    return ms;
+}
+
+/* The memstore alone: random cells of every type with equal keys at
+ * different (and equal) sequences, against the model (key, then higher
+ * sequence, then add order); the cells' mvcc is their sequence. */
+static void
+memstores(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 2, 17, 300, 3000};
+    kiln_schema schema;
+    test_schema(&schema, "rows", 0);
+    for (size_t round = 0; round < 10; round++) {
+        gen_pool(0);
+        size_t n = round < 6 ? sizes[round] : 1 + rnd_below(4000);
+        int puts = round % 2 == 0;
+        tcell *m = calloc(n ? n : 1, sizeof *m);
+        gen_cells(m, n, 0, 0, puts, NULL, 0);
+        memstore_seqs(m, n);
+        memstore *ms = memstore_fill(m, n);
+        model_sort(m, n, 0);
+        kiln_iter *it = memstore_iter(ms);
+        /* the iterator's reference keeps the memstore alive */
+        memstore_unref(ms);
+        char name[64];
+        snprintf(name, sizeof name, "memstore %zu (%s)", round, puts ? "puts" : "all types");
+        suite_run(name, it, m, n, 0);
+        size_t i = 0;
+        for (kiln_iter_seek_first(it); kiln_iter_valid(it); kiln_iter_next(it), i++)
+            assert_int_equal(kiln_iter_key(it)->mvcc, m[i].seq);
+        assert_int_equal(i, n);
+        if (puts) {
+            snprintf(name, sizeof name, "rows of memstore %zu", round);
+            rows_check(name, it, m, n, &schema);
+        }
+        kiln_iter_close(it);
+        free(m);
+    }
+    schema_free(&schema);
+
+    /* what the memstore refuses */
+    memstore *ms = memstore_new(0);
+    tcell t;
+    memset(&t, 0, sizeof t);
+    t.row_len = 1;
+    t.type = CELL_TYPE_MAXIMUM;
+    kiln_cell k = to_kcell(&t);
+    kiln_err err;
+    status_clear(&err);
+    assert_int_equal(memstore_add(ms, &k, 1, &err), KILN_INVALID);
+    k.type = CELL_TYPE_MINIMUM;
+    status_clear(&err);
+    assert_int_equal(memstore_add(ms, &k, 1, &err), KILN_INVALID);
+    k.type = CELL_TYPE_PUT;
+    k.row_len = CELL_ROW_MAX + 1;
+    status_clear(&err);
+    assert_int_equal(memstore_add(ms, &k, 1, &err), KILN_INVALID);
+    assert_int_equal(memstore_count(ms), 0);
+    memstore_unref(ms);
+}
+
+/* A memstore merged with HFiles (iter_merge.h), the memstore's sequence
+ * above the files': the model is the files' cells and the memstore's, the
+ * memstore's in their own order (its ord) and first on equal keys. */
+static void
+memstore_and_files(void **state)
+{
+    (void)state;
+    kiln_schema schema;
+    test_schema(&schema, "rows", 0);
+    for (int round = 0; round < 8; round++) {
+        gen_pool(0);
+        int k = round == 0 ? 0 : 1 + (int)rnd_below(4);
+        int puts = round % 2 == 1;
+        tcell *all = calloc(5 * 1500 + 1, sizeof *all);
+        size_t total = 0;
+        hfile_reader *rd[4];
+        iter_merge *mg = iter_merge_new(0);
+        for (int c = 0; c < k; c++) {
+            size_t n = rnd_below(4) == 0 ? 0 : 1 + rnd_below(1200);
+            uint64_t seq = 1 + rnd_below(3);
+            gen_cells(all + total, n, c, seq, puts, all, total);
+            char path[600], fname[32];
+            snprintf(fname, sizeof fname, "mf%d.hfile", c);
+            tmp_path(path, sizeof path, fname);
+            write_file(path, all + total, n);
+            total += n;
+            rd[c] = open_file(path);
+            iter_merge_add(mg, hfile_reader_iter(rd[c]), seq, 1);
+        }
+        size_t n = round == 1 ? 0 : rnd_below(1500);
+        tcell *mc = all + total;
+        gen_cells(mc, n, k, 0, puts, all, total);
+        memstore_seqs(mc, n);
+        memstore *ms = memstore_fill(mc, n);
+        /* the memstore is one child: its cells keep its own order */
+        model_sort(mc, n, 0);
+        for (size_t i = 0; i < n; i++) {
+            mc[i].ord = (uint32_t)i;
+            mc[i].seq = 10;
+        }
+        iter_merge_add(mg, memstore_iter(ms), 10, 1);
+        memstore_unref(ms);
+        total += n;
+        model_sort(all, total, 0);
+        char name[80];
+        snprintf(name, sizeof name, "memstore + %d file(s), merged %d (%s)", k, round,
+                 puts ? "puts" : "all types");
+        suite_run(name, iter_merge_iter(mg), all, total, 0);
+        if (puts) {
+            snprintf(name, sizeof name, "rows of memstore + files %d", round);
+            rows_check(name, iter_merge_iter(mg), all, total, &schema);
+        }
+        iter_merge_free(mg);
+        for (int c = 0; c < k; c++)
+            hfile_reader_close(rd[c]);
+        free(all);
+    }
+    schema_free(&schema);
+}
+
 /* ------------------------------------------------------------------ views */
 
 /* Publish cells (their seq set to the new version) as one load: a file per
@@ -1310,6 +1459,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(file_and_blocks),
         cmocka_unit_test(merged_files),
+        cmocka_unit_test(memstores),
+        cmocka_unit_test(memstore_and_files),
         cmocka_unit_test(views),
         cmocka_unit_test(salted_buckets),
         cmocka_unit_test(errors_sticky),
