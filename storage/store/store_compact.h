@@ -106,8 +106,9 @@ typedef struct store_compact_stats {
  * bytes / bytes_per_sec seconds. stop is asked after every data block, every
  * 4096 input cells and every 100 ms of a throttle sleep. st may be NULL; it
  * is filled on error too, as far as the merge got.
- * REQUIRES: each input sorted in HBase order; the inputs seeked or not
- * (they are sought to their first cell here).
+ * REQUIRES: each input in HBase order, over cells of the family only. The
+ * inputs are sought to their first cell here and left where the merge ends
+ * (seek them again to reuse them).
  * Returns KILN_INVALID for bad options (no schema, family out of range, n 0
  * with a NULL in) or a cell of another family or of type Minimum / Maximum;
  * KILN_CANCELLED when stop said so; an input's or the writer's error (with
