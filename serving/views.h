@@ -36,6 +36,7 @@
 #include "serving/rowcache.h"
 #include "storage/base/block_cache.h"
 #include "storage/base/status.h"
+#include "storage/store/speed.h"
 #include "storage/store/store_view.h"
 
 #define VIEWS_POLL_MS_DEFAULT 100
@@ -51,6 +52,10 @@ typedef struct views_options {
     long warm_ms;                /* time budget of a warm-up; 0: none */
     size_t warm_keys;            /* rows replayed at most */
     long prefetch_ms;            /* time budget of a block prefetch; 0: none */
+    /* Take online writes: open the data directory's speed layer (speed.h)
+     * and serve every table's read view with its memstores. 0: read-only. */
+    int speed;
+    speed_options speed_opt;
 } views_options;
 
 void views_options_init(views_options *o);
@@ -88,6 +93,8 @@ size_t views_poll(views *v);
 void views_wake(views *v);
 
 const char *views_data_dir(const views *v);
+/* The speed layer writes go to, or NULL when serving read-only. */
+kiln_speed *views_speed(views *v);
 /* A server-side error's text for a client: paths under the data directory
  * relative to it, any other absolute path cut to its last component (the
  * full text belongs in the server log). Writes at most cap bytes, NUL

@@ -756,7 +756,7 @@ speed_view(kiln_speed *s, const char *table, store_view **out, kiln_err *err)
     kiln_status st = speed_table_get(s, table, &t, err);
     if (st != KILN_OK)
         return st;
-    if (!s->flusher_running && (st = speed_refresh(s, t, err)) != KILN_OK)
+    if ((st = speed_refresh(s, t, err)) != KILN_OK)
         return st;
     pthread_mutex_lock(&t->mu);
     store_view_ref(t->view);
