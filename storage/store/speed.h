@@ -28,7 +28,9 @@
  * speed_flush), they are frozen (new writes go to fresh memstores), written
  * as one HFile per region and family, and published as a new version
  * (kind APPEND, flushed_seq = the frozen memstores' highest sequence); the
- * log files no table needs any more are deleted.
+ * log files no table needs any more are deleted. After a flush the
+ * background thread runs a minor compaction (speed_compact) and splits
+ * regions past the table's max_region_bytes (speed_split).
  *
  * Opening replays the log: every record of a table with a sequence above
  * its published flushed_seq goes back into the memstores. A torn tail of
@@ -51,11 +53,14 @@
 
 #define SPEED_WAL_DIR "wal"
 #define SPEED_FLUSH_BYTES_DEFAULT (64u * 1024 * 1024)
+#define SPEED_COMPACT_RATE_DEFAULT (64ull * 1024 * 1024)   /* bytes/s a compaction writes */
 
 typedef struct speed_options {
     size_t memstore_flush_bytes;   /* per table; 0: flush only on demand */
     int read_only;                 /* replay the log without taking it: reads only */
     long flush_check_ms;           /* background flusher period; 0: no thread */
+    uint64_t compact_bytes_per_sec;  /* compaction throttle; 0: none */
+    size_t compact_min_files;      /* a minor compaction merges at least this many */
 } speed_options;
 
 void speed_options_init(speed_options *o);
@@ -122,6 +127,32 @@ kiln_status speed_view(kiln_speed *s, const char *table, store_view **out, kiln_
 
 /* Flush the table's memstores now (nothing to do if empty). */
 kiln_status speed_flush(kiln_speed *s, const char *table, kiln_err *err);
+
+/* Compaction. Files of one family in one region are merged into one file,
+ * batch files (bulk-loaded) and speed-layer files never together: a replace
+ * load replaces the batch files alone. Minor (major = 0): the run
+ * store_compact_pick chooses among each kind's files, delete markers kept.
+ * Major: the memstores are flushed first, then every file of each kind is
+ * merged; where a region and family has files of one kind only, delete
+ * markers and what they mask, expired cells and versions beyond the
+ * family's VERSIONS go (store_compact.h); where it has both, markers stay
+ * (a write's Delete keeps masking the batch view) and only versions within
+ * the kind are merged. Retired writes (a covering load) are dropped for
+ * good. Published as a new version; reads go on from the old one meanwhile;
+ * the output is written at compact_bytes_per_sec at most. */
+typedef struct speed_compact_stats {
+    uint64_t version;              /* published, 0 if nothing was compacted */
+    uint64_t compactions, files_in, cells_in, cells_out, bytes_out;
+} speed_compact_stats;
+
+kiln_status speed_compact(kiln_speed *s, const char *table, int major, speed_compact_stats *st,
+                          kiln_err *err);
+
+/* Split every region whose files pass max_bytes (0: the table's
+ * max_region_bytes property; absent: never) at its middle row
+ * (store_split.h), one published version each. *splits gets how many. */
+kiln_status speed_split(kiln_speed *s, const char *table, uint64_t max_bytes, size_t *splits,
+                        kiln_err *err);
 
 typedef struct speed_table_stats {
     uint64_t seq;                  /* last sequence number handed out */

@@ -68,8 +68,6 @@ store_view_empty_regions(store_view *v)
     }
 }
 
-static int64_t store_view_retired_ts(const manifest *m, uint64_t base);
-
 /* Open the files of table mt of the manifest (v->schema is its schema).
  * KILN_NOT_FOUND (with err untouched) if one vanished. */
 static kiln_status
@@ -272,9 +270,7 @@ store_clock_unref(store_clock *c)
         free(c);
 }
 
-/* The newest timestamp of the writes over `base` that a covering load of
- * m retired (INT64_MIN: none). */
-static int64_t
+int64_t
 store_view_retired_ts(const manifest *m, uint64_t base)
 {
     int64_t ts = INT64_MIN;

@@ -137,6 +137,12 @@ typedef struct store_view_mem {
  * REQUIRES: base is not itself a view with memstores, nor an index view. */
 store_view *store_view_with_memstores(store_view *base, const store_view_mem *mem, size_t n,
                                       store_clock *clock);
+/* The newest timestamp of the online writes made over version `base` that
+ * a covering load of m retired (INT64_MIN: none; manifest_covered). */
+int64_t store_view_retired_ts(const manifest *m, uint64_t base);
+/* child without the cells whose timestamp is <= retired (a speed-layer
+ * file's retired writes). Owned: closing it closes child. */
+kiln_iter *store_view_retire_iter(kiln_iter *child, int owned, int64_t retired);
 /* The memstores of a view (0 for a plain one). */
 size_t store_view_memstore_count(const store_view *v);
 const store_view_mem *store_view_memstore(const store_view *v, size_t i);

@@ -131,8 +131,8 @@ static const kiln_iter_ops store_retire_ops = {
     store_retire_close,
 };
 
-static kiln_iter *
-store_iter_retire_new(kiln_iter *child, int owned, int64_t retired)
+kiln_iter *
+store_view_retire_iter(kiln_iter *child, int owned, int64_t retired)
 {
     store_iter_retire *r = kiln_calloc(1, sizeof *r);
     kiln_iter_init(&r->base, &store_retire_ops);
@@ -165,7 +165,7 @@ store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8
         }
         kiln_iter *it = buf != NULL ? store_row_buf_iter(buf, sf) : hfile_reader_iter(sf->rd);
         if (sf->retired_ts != INT64_MIN)
-            iter_merge_add(m, store_iter_retire_new(it, buf == NULL, sf->retired_ts), sf->seq, 1);
+            iter_merge_add(m, store_view_retire_iter(it, buf == NULL, sf->retired_ts), sf->seq, 1);
         else
             iter_merge_add(m, it, sf->seq, buf == NULL);
     }
