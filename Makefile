@@ -165,13 +165,14 @@ FUZZ_SMOKE := $(if $(SANITIZER),,fuzz)
 
 # Under ThreadSanitizer the suite is the code that runs threads of its own:
 # the block and file caches, the catalog's hot swap, the memstore's lock-free
-# readers beside its writer, the server's workers and its scripts over
+# readers beside its writer, the write-ahead log's group commit and background
+# sync, the server's workers and its scripts over
 # loopback; a race report stops the program (halt_on_error).
 # MPI's progress threads are outside what TSan can judge, so the MPI jobs stay
 # with the other builds.
 ifeq ($(SANITIZER),thread)
 TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_hfile_reader \
-  storage/test_store_catalog storage/test_memstore \
+  storage/test_store_catalog storage/test_memstore storage/test_wal \
   serving/test_swap serving/test_server serving/test_wire \
   tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \
   tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh

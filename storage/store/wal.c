@@ -734,7 +734,8 @@ wal_append(wal *w, const char *table, uint64_t seq, const void *payload, size_t 
     w->buf_records++;
     wal_tset_note(&w->pending, table, seq);
     w->appended_lsn += hn + n;
-    *lsn = w->appended_lsn;
+    if (lsn != NULL)
+        *lsn = w->appended_lsn;
     w->c.appends++;
     w->c.append_bytes += hn + n;
     if (w->buf.len >= WAL_KICK_BYTES && !w->kicked) {

@@ -113,7 +113,10 @@ void wal_options_init(wal_options *o);
  * o may be NULL (defaults). KILN_BUSY ("DIR: write-ahead log locked by
  * another process (pid N)") when another process holds it, KILN_INVALID for
  * bad options, KILN_IO naming the path. A damaged existing file does not
- * fail the open (replay reports it); only its readable records are tracked. */
+ * fail the open (replay, which runs first, reports it); its readable
+ * records are tracked and it is removed once they are flushed, so after a
+ * replay that skipped damage (WAL_REPLAY_SKIP_CORRUPT) the damage goes too.
+ * A file of a newer format version is never removed. */
 kiln_status wal_open(const char *dir, const wal_options *o, wal **out, kiln_err *err);
 
 /* Write and fsync what is buffered, stop the background thread, close the
@@ -124,8 +127,9 @@ kiln_status wal_close(wal *w, kiln_err *err);
 
 /* Append one record of table (1..255 bytes, no NUL) with the caller's
  * sequence number seq and payload[0..n) (n <= WAL_PAYLOAD_MAX; payload may
- * be NULL when n = 0). Buffers it and returns at once; *lsn gets the
- * record's log position to pass to wal_sync. Positions grow with every
+ * be NULL when n = 0). Buffers it and returns at once; *lsn (lsn may be
+ * NULL for an ASYNC_WAL write) gets the record's log position to pass to
+ * wal_sync. Positions grow with every
  * record, across rolls, for the life of this wal (they restart at each
  * wal_open). The record is in the current file as of the next write.
  * KILN_INVALID for a bad name or size; the sticky error after a failed
