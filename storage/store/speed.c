@@ -1165,8 +1165,14 @@ speed_compact(kiln_speed *s, const char *table, int major, speed_compact_stats *
     kiln_status st = speed_table_get(s, table, &t, err);
     if (st != KILN_OK)
         return st;
-    /* a major compaction sees every write: the memstores go to files first */
-    if (major && s->log != NULL && (st = speed_flush(s, table, err)) != KILN_OK)
+    /* The memstores go to files first: a run of files is merged only where
+     * nothing else stands between its files in merge order, and a memstore
+     * written over an older version would (and a major compaction sees
+     * every write). Writes made meanwhile go to memstores over the newest
+     * version, which outrank every file. */
+    if (s->log != NULL && (st = speed_refresh(s, t, err)) != KILN_OK)
+        return st;
+    if (s->log != NULL && (st = speed_flush(s, table, err)) != KILN_OK)
         return st;
     pthread_mutex_lock(&t->flush_mu);
     kiln_table *kt = NULL;
