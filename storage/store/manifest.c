@@ -15,7 +15,7 @@
  *     2 + N |     start key
  *     2 + N |     end key
  *     4     |     file count F; F times: 1 + N family, 1 + N name, 8 size, 8 seq, 8 cells,
- *           |       1 flags (v2)
+ *           |       1 flags, 8 highest write sequence (v2)
  *   8       | flushed write sequence (v2)
  *   4       | cover count C (v2); C times: 8 version, 8 timestamp
  *
@@ -93,10 +93,10 @@ manifest_file_order(const manifest_file *a, const manifest_file *b)
     uint64_t ra = manifest_file_rank(a), rb = manifest_file_rank(b);
     if (ra != rb)
         return ra > rb ? -1 : 1;
-    /* flushes over the same version: the newer file (a larger name, as
-     * names start with the version that wrote them) first, so it wins */
-    if (a->flags & MANIFEST_FILE_SPEED)
-        return strcmp(b->name, a->name);
+    /* flushes over the same version: the one with the newer writes first,
+     * so it wins (splits and compactions rename files; they keep wseq) */
+    if (a->wseq != b->wseq)
+        return a->wseq > b->wseq ? -1 : 1;
     return strcmp(a->name, b->name);
 }
 
@@ -286,6 +286,7 @@ manifest_encode(const manifest *m, kbuf *out)
                 buf_append_be64(&b, mf->seq);
                 buf_append_be64(&b, mf->entries);
                 buf_append_u8(&b, mf->flags);
+                buf_append_be64(&b, mf->wseq);
             }
         }
     }
@@ -352,8 +353,10 @@ manifest_decode_table(store_cur *c, const char *what, uint32_t fv, manifest *out
             mf.size = store_cur_u64(c);
             mf.seq = store_cur_u64(c);
             mf.entries = store_cur_u64(c);
-            if (fv >= 2)
+            if (fv >= 2) {
                 mf.flags = store_cur_u8(c);
+                mf.wseq = store_cur_u64(c);
+            }
             if (!store_cur_ok(c))
                 return status_set(err, KILN_CORRUPTION, "%s: truncated file entry", what);
             if ((mf.flags & ~MANIFEST_FILE_SPEED) != 0)

@@ -46,6 +46,9 @@ typedef struct manifest_file {
     uint64_t seq;                            /* load sequence (version that loaded it) */
     uint64_t entries;                        /* cells */
     uint8_t flags;                           /* MANIFEST_FILE_* */
+    uint64_t wseq;                           /* a speed-layer file: the highest write
+                                                sequence in it (orders files of equal
+                                                rank); 0 for a bulk-loaded file */
 } manifest_file;
 
 /* A file written by the speed layer (a flush of online writes, or a

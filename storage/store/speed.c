@@ -892,6 +892,7 @@ speed_write_frozen(kiln_table *kt, const speed_table *t, const speed_frozen *fz,
                 fileno++;
                 mf.seq = fz[k].base;
                 mf.flags = MANIFEST_FILE_SPEED;
+                mf.wseq = fz[k].max_seq;
                 manifest_region_add_file(&mt->regions[r], &mf);
                 table_step(kt, "flush wrote %s", mf.name);
             }
@@ -1103,7 +1104,7 @@ speed_compact_pick(kiln_speed *s, kiln_table *kt, const manifest *cur, size_t r,
     hfile_reader **rd = kiln_calloc(p->n, sizeof *rd);
     store_compact_input *in = kiln_calloc(p->n, sizeof *in);
     kiln_status st = KILN_OK;
-    uint64_t seq = 0;
+    uint64_t seq = 0, wseq = 0;
     for (size_t i = 0; i < p->n && st == KILN_OK; i++) {
         const manifest_file *mf = &reg->files[p->files[i]];
         char path[PATH_MAX];
@@ -1119,6 +1120,8 @@ speed_compact_pick(kiln_speed *s, kiln_table *kt, const manifest *cur, size_t r,
         in[i].seq = manifest_file_rank(mf);
         if (i == 0)
             seq = mf->seq;   /* the run's newest: the output ranks as it did */
+        if (mf->wseq > wseq)
+            wseq = mf->wseq;
     }
     memset(out, 0, sizeof *out);
     if (st == KILN_OK) {
@@ -1140,6 +1143,7 @@ speed_compact_pick(kiln_speed *s, kiln_table *kt, const manifest *cur, size_t r,
             out->size = cs->bytes_out;
             out->entries = cs->cells_out;
             out->seq = seq;
+            out->wseq = wseq;
             out->flags = p->speed ? MANIFEST_FILE_SPEED : 0;
         }
     }

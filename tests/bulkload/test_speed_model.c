@@ -466,6 +466,9 @@ run_model(uint64_t seed, int steps)
             do_load(w, 2);
             last = "covering load";
         }
+        if (getenv("KILN_TRACE") != NULL)
+            fprintf(stderr, "step %d: %s (order %llu)\n", i, last,
+                    (unsigned long long)w->m.order);
         if (i % 5 == 4 || op >= 62)
             check_reads(w, last);
     }
