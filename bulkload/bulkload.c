@@ -608,25 +608,7 @@ bulkload_keep_speed(const manifest *cur, manifest *m)
     m->flushed_seq = cur->flushed_seq;
     for (size_t i = 0; i < cur->cover_count; i++)
         manifest_add_cover(m, cur->covers[i].version, cur->covers[i].ts);
-    const manifest_table *from = &cur->tables[0];
-    manifest_table *to = &m->tables[0];
-    for (size_t r = 0; r < from->region_count; r++) {
-        for (size_t f = 0; f < from->regions[r].file_count; f++) {
-            const manifest_file *mf = &from->regions[r].files[f];
-            if (!(mf->flags & MANIFEST_FILE_SPEED))
-                continue;
-            /* regions are the table's split keys, the same in both unless
-             * a split moved them: then every region its range overlaps */
-            const manifest_region *fr = &from->regions[r];
-            size_t lo = manifest_region_for_row(to, fr->start.data, fr->start.len);
-            for (size_t tr = lo; tr < to->region_count; tr++) {
-                if (fr->end.len > 0 && tr > lo &&
-                    kslice_cmp(buf_slice(&to->regions[tr].start), buf_slice(&fr->end)) >= 0)
-                    break;
-                manifest_region_add_file(&to->regions[tr], mf);
-            }
-        }
-    }
+    manifest_keep_speed(cur, m);
 }
 
 /* Files were routed to regions by the schema file's split keys; an append

@@ -153,6 +153,71 @@ manifest_covered(const manifest *m, uint64_t base, int64_t ts)
 }
 
 void
+manifest_keep_speed(const manifest *from, manifest *to)
+{
+    const manifest_table *ft = &from->tables[0];
+    manifest_table *tt = &to->tables[0];
+    for (size_t r = 0; r < ft->region_count; r++) {
+        const manifest_region *fr = &ft->regions[r];
+        for (size_t f = 0; f < fr->file_count; f++) {
+            const manifest_file *mf = &fr->files[f];
+            if (!(mf->flags & MANIFEST_FILE_SPEED))
+                continue;
+            /* the same regions unless a split moved them: then every
+             * region the file's region overlaps */
+            size_t lo = manifest_region_for_row(tt, fr->start.data, fr->start.len);
+            for (size_t k = lo; k < tt->region_count; k++) {
+                if (k > lo && fr->end.len > 0 &&
+                    kslice_cmp(buf_slice(&tt->regions[k].start), buf_slice(&fr->end)) >= 0)
+                    break;
+                manifest_region_add_file(&tt->regions[k], mf);
+            }
+        }
+    }
+}
+
+int
+manifest_has_speed(const manifest *m)
+{
+    const manifest_table *t = &m->tables[0];
+    for (size_t r = 0; r < t->region_count; r++) {
+        for (size_t f = 0; f < t->regions[r].file_count; f++) {
+            if (t->regions[r].files[f].flags & MANIFEST_FILE_SPEED)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+void
+manifest_drop_speed(manifest *m)
+{
+    manifest_table *t = &m->tables[0];
+    for (size_t r = 0; r < t->region_count; r++) {
+        manifest_region *reg = &t->regions[r];
+        size_t keep = 0;
+        for (size_t f = 0; f < reg->file_count; f++) {
+            if (!(reg->files[f].flags & MANIFEST_FILE_SPEED))
+                reg->files[keep++] = reg->files[f];
+        }
+        reg->file_count = keep;
+    }
+}
+
+int
+manifest_same_sources(const manifest *a, const manifest *b)
+{
+    if (a->source_count != b->source_count)
+        return 0;
+    for (size_t i = 0; i < a->source_count; i++) {
+        if (a->sources[i].fingerprint != b->sources[i].fingerprint ||
+            a->sources[i].version != b->sources[i].version)
+            return 0;
+    }
+    return 1;
+}
+
+void
 manifest_copy(manifest *dst, const manifest *src)
 {
     manifest_init(dst);

@@ -131,6 +131,16 @@ void manifest_add_cover(manifest *m, uint64_t version, int64_t ts);
 /* 1 if an online write made over version `base` with timestamp ts is
  * retired by a covering load of m. */
 int manifest_covered(const manifest *m, uint64_t base, int64_t ts);
+/* Add the speed-layer files of from's table (tables[0]) to to's, each to
+ * every region of to that its region overlaps. */
+void manifest_keep_speed(const manifest *from, manifest *to);
+/* 1 if m's table has a speed-layer file. */
+int manifest_has_speed(const manifest *m);
+/* Remove the speed-layer files of m's table. */
+void manifest_drop_speed(manifest *m);
+/* 1 if a and b hold the same loads (sources): the same batch view, even if
+ * flushes, compactions or splits made one from the other. */
+int manifest_same_sources(const manifest *a, const manifest *b);
 /* Append a source (path copied). */
 void manifest_add_source(manifest *m, uint64_t fingerprint, uint64_t version, int64_t loaded_ms,
                          const char *path);

@@ -745,30 +745,83 @@ table_rollback(kiln_table *t, uint64_t version, uint64_t *out, kiln_err *err)
         st = table_read_current(t, &cur, &e2);
     if (st != KILN_OK)
         return status_set(err, e2.code, "%s", e2.msg);
+    /* The default target is the batch view before the current one: the
+     * newest ancestor holding other loads (flushes, compactions and splits
+     * keep the loads; with only loads, the parent). */
     uint64_t target = version ? version : cur.parent;
+    while (version == 0 && target != 0) {
+        manifest a;
+        status_clear(&e2);
+        if (table_read_manifest(t, target, &a, NULL, &e2) != KILN_OK)
+            break;   /* not kept: reported below */
+        int same = manifest_same_sources(&a, &cur);
+        uint64_t up = a.parent;
+        manifest_free(&a);
+        if (!same)
+            break;
+        target = up;
+    }
     uint64_t current = cur.version;
-    manifest_free(&cur);
-    if (target == 0)
+    if (target == 0) {
+        manifest_free(&cur);
         return status_set(err, KILN_NOT_FOUND,
                           "table %s: version %llu has no earlier version to roll back to",
                           t->schema.name, (unsigned long long)current);
-    if (target == current)
+    }
+    if (target == current) {
+        manifest_free(&cur);
         return status_set(err, KILN_INVALID, "table %s: version %llu is already current",
                           t->schema.name, (unsigned long long)target);
+    }
     manifest m;
     uint32_t crc;
     status_clear(&e2);
     st = table_read_manifest(t, target, &m, &crc, &e2);
-    if (st == KILN_NOT_FOUND)
+    if (st == KILN_NOT_FOUND) {
+        manifest_free(&cur);
         return status_set(err, KILN_NOT_FOUND,
                           "table %s: version %llu is not kept (see kiln views)", t->schema.name,
                           (unsigned long long)target);
-    if (st != KILN_OK)
+    }
+    if (st != KILN_OK) {
+        manifest_free(&cur);
         return status_set(err, e2.code, "%s", e2.msg);
+    }
     st = table_check_files(t, &m, KILN_CORRUPTION, err);
-    manifest_free(&m);
-    if (st != KILN_OK)
+    if (st != KILN_OK) {
+        manifest_free(&m);
+        manifest_free(&cur);
         return st;
+    }
+    /* Online writes are not the batch view's: a rollback keeps the current
+     * version's flushed writes, as a new version with the target's loads. */
+    if (cur.flushed_seq > m.flushed_seq || manifest_has_speed(&cur) || manifest_has_speed(&m)) {
+        uint64_t nv;
+        st = table_next_version(t, &nv, err);
+        if (st == KILN_OK) {
+            /* the target's loads and ancestry, the current writes: their
+             * files, sequence and covering rules (retired writes stay so) */
+            manifest_drop_speed(&m);
+            manifest_keep_speed(&cur, &m);
+            m.flushed_seq = cur.flushed_seq;
+            free(m.covers);
+            m.covers = NULL;
+            m.cover_count = 0;
+            for (size_t i = 0; i < cur.cover_count; i++)
+                manifest_add_cover(&m, cur.covers[i].version, cur.covers[i].ts);
+            m.version = nv;
+            m.created_ms = table_now_ms();
+            int published = 0;
+            st = table_publish(t, &m, &published, err);
+            if (published && out)
+                *out = nv;
+        }
+        manifest_free(&m);
+        manifest_free(&cur);
+        return st;
+    }
+    manifest_free(&m);
+    manifest_free(&cur);
     manifest_pointer ptr = {target, crc};
     int published;
     st = table_swap_current(t, &ptr, &published, err);
@@ -833,8 +886,33 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
     if (st != KILN_OK)
         return status_set(err, e2.code, "%s", e2.msg);
     int have = 1;
+    manifest last;   /* the last version kept */
+    manifest_init(&last);
     while (have) {
+        /* Kept: the current version, then the newest version of each
+         * earlier batch view (loads), keep_versions in all; the versions
+         * flushes, compactions and splits made in between are not. */
+        if (nkept > 0 && manifest_same_sources(&m, &last)) {
+            uint64_t parent = m.parent;
+            manifest_free(&m);
+            have = 0;
+            if (parent != 0) {
+                status_clear(&e2);
+                st = table_read_manifest(t, parent, &m, NULL, &e2);
+                if (st == KILN_OK) {
+                    have = 1;
+                } else if (st != KILN_NOT_FOUND) {
+                    manifest_free(&last);
+                    free(refs.names);
+                    return status_set(err, st, "table %s: gc stopped: cannot read version %llu: %s",
+                                      t->schema.name, (unsigned long long)parent, e2.msg);
+                }
+            }
+            continue;
+        }
         kept[nkept++] = m.version;
+        manifest_free(&last);
+        manifest_copy(&last, &m);
         for (size_t i = 0; i < m.table_count; i++) {
             for (size_t r = 0; r < m.tables[i].region_count; r++) {
                 const manifest_region *reg = &m.tables[i].regions[r];
@@ -863,6 +941,7 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
             }
         }
     }
+    manifest_free(&last);
     stats->versions_kept = nkept;
     if (refs.count > 1)
         qsort(refs.names, refs.count, sizeof *refs.names, table_str_cmp);

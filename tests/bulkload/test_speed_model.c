@@ -44,11 +44,46 @@ typedef struct mcell {
     int live;
 } mcell;
 
+#define MAX_LOADS 64
+
 typedef struct model {
     mcell cells[MAX_CELLS];
     size_t n;
     uint64_t order;
+    /* per load not rolled back, the batch cells live before it */
+    size_t *before[MAX_LOADS];
+    size_t nbefore[MAX_LOADS];
+    size_t depth;
 } model;
+
+static void
+model_push_batch(model *m)
+{
+    assert_true(m->depth < MAX_LOADS);
+    size_t *ix = malloc((m->n + 1) * sizeof *ix);
+    size_t k = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->cells[i].batch && m->cells[i].live)
+            ix[k++] = i;
+    }
+    m->before[m->depth] = ix;
+    m->nbefore[m->depth++] = k;
+}
+
+/* A rollback: the batch view before the last load comes back. */
+static void
+model_pop_batch(model *m)
+{
+    assert_true(m->depth > 0);
+    m->depth--;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->cells[i].batch)
+            m->cells[i].live = 0;
+    }
+    for (size_t k = 0; k < m->nbefore[m->depth]; k++)
+        m->cells[m->before[m->depth][k]].live = 1;
+    free(m->before[m->depth]);
+}
 
 static void
 row_name(int r, char *out)
@@ -226,6 +261,8 @@ world_init(world *w, uint64_t seed)
 static void
 world_free(world *w)
 {
+    while (w->m.depth > 0)
+        free(w->m.before[--w->m.depth]);
     speed_close(w->s);
     tu_rmrf(w->dir);
 }
@@ -283,6 +320,7 @@ do_load(world *w, int mode)
     char job[400], p[500];
     snprintf(job, sizeof job, "%s/job%d", w->dir, w->loads++);
     mkdir(job, 0755);
+    model_push_batch(&w->m);
     if (mode == 0 || mode == 2) {
         for (size_t i = 0; i < w->m.n; i++) {
             if (w->m.cells[i].batch)
@@ -353,6 +391,26 @@ do_load(world *w, int mode)
     status_clear(&err);
     tu_must(bulkload_run(w->data, "t", job, &bo, &br, &err), &err);
     bulkload_result_free(&br);
+}
+
+/* kiln rollback: back to the batch view before the last load, with every
+ * online write kept. Versions beyond keep_versions are gone: then nothing
+ * changes. */
+static void
+do_rollback(world *w)
+{
+    kiln_table *t;
+    kiln_err err;
+    status_clear(&err);
+    tu_must(table_open(w->data, "t", &t, &err), &err);
+    tu_must(table_lock(t, -1, &err), &err);
+    uint64_t v;
+    kiln_status st = table_rollback(t, 0, &v, &err);
+    table_close(t);
+    if (st == KILN_NOT_FOUND)
+        return;
+    tu_must(st, &err);
+    model_pop_batch(&w->m);
 }
 
 static void
@@ -459,9 +517,12 @@ run_model(uint64_t seed, int steps)
         } else if (op < 90) {
             do_load(w, 0);
             last = "replace load";
-        } else if (op < 95) {
+        } else if (op < 93) {
             do_load(w, 1);
             last = "append load";
+        } else if (op < 95) {
+            do_rollback(w);
+            last = "rollback";
         } else {
             do_load(w, 2);
             last = "covering load";
