@@ -203,10 +203,11 @@ $(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*/*.h) | deps
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(FUZZ_EXTRA_FLAGS) \
 	  -o $@ $< $(FUZZ_STORAGE_SRCS) $(FUZZ_EXTRA_SRCS) -pthread $(LIBS)
 
-# The serving parsers' targets (fuzz_http*, fuzz_resp*, fuzz_scanner*) also build serving/.
+# The serving parsers' targets (fuzz_http*, fuzz_resp*, fuzz_scanner*, fuzz_cellset*) also
+# build serving/.
 FUZZ_SERVING_SRCS := $(call lib_srcs,serving)
 FUZZ_SERVING_TARGETS := $(filter $(BUILD)/fuzz/fuzz_http% $(BUILD)/fuzz/fuzz_resp% \
-                          $(BUILD)/fuzz/fuzz_scanner%,$(FUZZ_TARGETS))
+                          $(BUILD)/fuzz/fuzz_scanner% $(BUILD)/fuzz/fuzz_cellset%,$(FUZZ_TARGETS))
 $(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_SERVING_SRCS)
 # Scans reach storage's seeks with a region's empty start key as (NULL, 0);
 # NULL + 0 there is what clang's pointer-overflow check flags (C2y defines it).
