@@ -74,6 +74,7 @@ status_name(kiln_status code)
     case KILN_EXISTS:      return "already exists";
     case KILN_BUSY:        return "busy";
     case KILN_INTERNAL:    return "internal error";
+    case KILN_CANCELLED:   return "cancelled";
     }
     return "unknown";
 }
@@ -92,6 +93,7 @@ status_exit_code(kiln_status code)
     case KILN_EXISTS:      return EX_CANTCREAT;
     case KILN_BUSY:        return EX_TEMPFAIL;
     case KILN_INTERNAL:    return EX_SOFTWARE;
+    case KILN_CANCELLED:   return EX_TEMPFAIL;
     }
     return EX_SOFTWARE;
 }

@@ -23,7 +23,8 @@ typedef enum kiln_status {
     KILN_UNSUPPORTED,   /* valid but not implemented (a codec, an encoding) */
     KILN_EXISTS,        /* target already exists */
     KILN_BUSY,          /* locked by someone else */
-    KILN_INTERNAL       /* a broken invariant that is not the caller's fault */
+    KILN_INTERNAL,      /* a broken invariant that is not the caller's fault */
+    KILN_CANCELLED      /* stopped on request (a stop callback) before it finished */
 } kiln_status;
 
 #define STATUS_MSG_MAX 512
