@@ -110,6 +110,7 @@ struct worker {
 struct server {
     server_config cfg;
     views *views;
+    kiln_speed *speed;           /* NULL when read-only */
     metrics *metrics;
     http_api_env env;
     resp_api_env renv;
@@ -1002,6 +1003,13 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         st = server_bind(cfg->resp_listen, &s->workers[0].resp_fd, &s->resp_port, err);
     if (st == KILN_OK)
         st = views_open(cfg->data_dir, &vo, &s->views, err);
+    if (st == KILN_OK && !cfg->read_only) {
+        speed_options so;
+        speed_options_init(&so);
+        if (cfg->memstore_flush_bytes > 0)
+            so.memstore_flush_bytes = cfg->memstore_flush_bytes;
+        st = speed_open(cfg->data_dir, views_block_cache(s->views), &so, &s->speed, err);
+    }
     int setsize = cfg->max_conns + 64 + 2 * s->nworkers;
     for (int i = 0; i < s->nworkers; i++) {
         worker *w = &s->workers[i];
@@ -1050,8 +1058,10 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->env.scan_max_bytes = cfg->scan_max_bytes ? cfg->scan_max_bytes
                                                 : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
     s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);
+    s->env.speed = s->speed;
     atomic_init(&s->env.draining, 0);
     s->renv.views = s->views;
+    s->renv.speed = s->speed;
     s->renv.metrics = s->metrics;
     snprintf(s->renv.listen, sizeof s->renv.listen, "%s", s->env.resp_listen);
     s->renv.threads = s->nworkers;
@@ -1147,6 +1157,7 @@ server_free(server *s)
     }
     free(s->workers);
     http_scanners_free(s->env.scanners);   /* before the views: scans hold versions */
+    speed_close(s->speed);                 /* before the views: it reads their cache */
     views_close(s->views);
     metrics_free(s->metrics);
     resp_api_env_free(&s->renv);
