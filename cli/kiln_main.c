@@ -34,6 +34,9 @@ static const kiln_command kiln_commands[] = {
     {"multiget", cmd_multiget, "read several rows"},
     {"scan", cmd_scan, "scan rows in key order"},
     {"count", cmd_count, "count rows"},
+    {"put", cmd_put, "write one cell (online, into the speed layer)"},
+    {"delete", cmd_delete, "delete a row, a family or a column"},
+    {"incr", cmd_incr, "add to an 8-byte counter"},
     {"hfile", cmd_hfile, "dump, inspect, check and write HFile v3 files"},
 };
 
