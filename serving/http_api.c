@@ -83,7 +83,7 @@ static int
 http_api_cell_write(const http_api *a)
 {
     const http_req *q = &a->rq;
-    return a->env->speed != NULL && q->route == HR_ROW &&
+    return a->env->speed != NULL && !a->env->read_only && q->route == HR_ROW &&
            (q->method == HM_PUT || q->method == HM_POST || q->method == HM_DELETE);
 }
 

@@ -254,8 +254,8 @@ resp_api_is_write(kslice cmd)
 static int
 resp_api_write(resp_api *a, const kslice *argv, size_t argc, int db, kbuf *out)
 {
-    resp_write_ctx c = {a->env->speed, a->env->columns, a->env->column_count, a->reader, a->ctx,
-                        &a->tmp, 0};
+    resp_write_ctx c = {a->env->speed, a->env->read_only, a->env->columns, a->env->column_count,
+                        a->reader, a->ctx, &a->tmp, 0};
     int done = resp_write_handle(&c, argv, argc, db, out);
     a->server_error |= c.server_error;
     return done;
@@ -398,7 +398,7 @@ resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out
             resp_add_error(out, "ERR unsupported CLIENT subcommand");
     } else if (resp_api_write(a, argv, argc, *db, out)) {
         route = ROUTE_RESP_WRITE;
-    } else if (resp_api_is_write(cmd) && a->env->speed == NULL) {
+    } else if (resp_api_is_write(cmd) && (a->env->speed == NULL || a->env->read_only)) {
         resp_add_error(out, "READONLY kiln serves read-only views; publish data with kiln load");
     } else if (resp_api_is_write(cmd)) {
         char msg[200];

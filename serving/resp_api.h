@@ -35,7 +35,8 @@
 
 typedef struct resp_api_env {
     views *views;
-    kiln_speed *speed;                      /* writes go there; NULL: read-only */
+    kiln_speed *speed;                      /* the speed layer (reads and writes) */
+    int read_only;                          /* --read-only: writes answer -READONLY */
     metrics *metrics;
     resp_api_column columns[RESP_API_COLUMNS_MAX];
     size_t column_count;

@@ -393,8 +393,8 @@ resp_write_handle(resp_write_ctx *c, const kslice *argv, size_t argc, int db, kb
         which++;
     if (cmds[which] == NULL)
         return 0;
-    if (c->speed == NULL && which < 9) {   /* HGET and HGETALL read */
-        resp_add_error(out, "READONLY this kiln-server is read-only (--read-only)");
+    if ((c->speed == NULL || c->read_only) && which < 9) {   /* HGET and HGETALL read */
+        resp_add_error(out, "READONLY kiln serves read-only views; publish data with kiln load");
         return 1;
     }
     switch (which) {

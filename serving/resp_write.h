@@ -39,7 +39,8 @@
 
 /* The command's key resolution and column, as resp_api.c does it for GET. */
 typedef struct resp_write_ctx {
-    kiln_speed *speed;     /* NULL: read-only */
+    kiln_speed *speed;     /* may be NULL: reads go to the served views */
+    int read_only;         /* writes answer -READONLY */
     const resp_api_column *columns;
     size_t column_count;
     views_reader *reader;

@@ -110,7 +110,7 @@ struct worker {
 struct server {
     server_config cfg;
     views *views;
-    kiln_speed *speed;           /* NULL when read-only */
+    kiln_speed *speed;           /* read_only: replayed, the log not taken */
     metrics *metrics;
     http_api_env env;
     resp_api_env renv;
@@ -1003,12 +1003,17 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         st = server_bind(cfg->resp_listen, &s->workers[0].resp_fd, &s->resp_port, err);
     if (st == KILN_OK)
         st = views_open(cfg->data_dir, &vo, &s->views, err);
-    if (st == KILN_OK && !cfg->read_only) {
+    if (st == KILN_OK) {
+        /* read-only: the log is replayed, not taken, so writes made before
+         * (or by the process holding it) are served */
         speed_options so;
         speed_options_init(&so);
+        so.read_only = cfg->read_only;
         if (cfg->memstore_flush_bytes > 0)
             so.memstore_flush_bytes = cfg->memstore_flush_bytes;
         st = speed_open(cfg->data_dir, views_block_cache(s->views), &so, &s->speed, err);
+        if (st == KILN_OK)
+            views_set_speed(s->views, s->speed);
     }
     int setsize = cfg->max_conns + 64 + 2 * s->nworkers;
     for (int i = 0; i < s->nworkers; i++) {
@@ -1059,9 +1064,11 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
                                                 : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
     s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);
     s->env.speed = s->speed;
+    s->env.read_only = cfg->read_only;
     atomic_init(&s->env.draining, 0);
     s->renv.views = s->views;
     s->renv.speed = s->speed;
+    s->renv.read_only = cfg->read_only;
     s->renv.metrics = s->metrics;
     snprintf(s->renv.listen, sizeof s->renv.listen, "%s", s->env.resp_listen);
     s->renv.threads = s->nworkers;

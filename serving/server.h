@@ -14,9 +14,10 @@
  * only after the error reply was sent and the client's leftover bytes were
  * drained (a lingering close), so the client sees the reply.
  *
- * Unless the server is read-only it owns the data directory's speed layer
- * (speed.h: its write-ahead log, taken at start), which REST and Redis
- * writes go to; a second process cannot take the log (KILN_BUSY at start).
+ * The server opens the data directory's speed layer (speed.h): it takes
+ * the write-ahead log at start (a second writer gets KILN_BUSY) and REST
+ * and Redis writes go to it; a read-only server replays the log without
+ * taking it and refuses writes.
  *
  * server_shutdown (safe to call from a signal-watching thread) stops
  * accepting, lets in-flight requests finish and close their connections,

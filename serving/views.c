@@ -67,6 +67,7 @@ typedef struct views_state {
 
 struct views {
     char data_dir[PATH_MAX];
+    kiln_speed *speed;             /* reads merge online writes; NULL: none */
     views_options opt;
     block_cache *cache;
     rowcache_pool *pool;
@@ -991,10 +992,41 @@ views_cell_wanted(const kiln_cell *cell, const store_row_opts *o)
     return 0;
 }
 
+void
+views_set_speed(views *v, kiln_speed *s)
+{
+    v->speed = s;
+}
+
+kiln_status
+views_scan_open(views_entry *e, const store_scan_opts *o, store_scan **out, kiln_err *err)
+{
+    if (e->v->speed == NULL)
+        return store_scan_open(e->view, o, out, err);
+    store_view *sv;
+    kiln_status st = speed_view(e->v->speed, e->name, &sv, err);
+    if (st != KILN_OK)
+        return st;
+    st = store_scan_open(sv, o, out, err);   /* the scan holds its own reference */
+    store_view_unref(sv);
+    return st;
+}
+
 kiln_status
 views_get(views_entry *e, views_ctx *c, const uint8_t *row, size_t n, const store_row_opts *o,
           store_row *out, kiln_err *err)
 {
+    if (e->v->speed != NULL) {
+        /* the row buffer keeps a reference on the view it read while the
+         * row borrows from it */
+        store_view *sv;
+        kiln_status st = speed_view(e->v->speed, e->name, &sv, err);
+        if (st != KILN_OK)
+            return st;
+        st = store_view_get(sv, row, n, o, c->buf, out, err);
+        store_view_unref(sv);
+        return st;
+    }
     store_row_opts dflt;
     if (o == NULL) {
         store_row_opts_init(&dflt);

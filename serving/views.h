@@ -36,6 +36,7 @@
 #include "serving/rowcache.h"
 #include "storage/base/block_cache.h"
 #include "storage/base/status.h"
+#include "storage/store/speed.h"
 #include "storage/store/store_view.h"
 
 #define VIEWS_POLL_MS_DEFAULT 100
@@ -123,6 +124,13 @@ const kiln_schema *views_entry_schema(const views_entry *e);
 
 /* ------------------------------------------------------------------ reads */
 
+/* Read through the speed layer s from now on (NULL: the published versions
+ * alone): views_get and views_scan_open then see online writes, merged by
+ * speed_view, and the row cache is not used (an online write would leave
+ * it stale). REQUIRES: called before any reader reads; s outlives v's
+ * readers. */
+void views_set_speed(views *v, kiln_speed *s);
+
 /* Per-thread scratch for reads: rows returned borrow from it until the
  * next read with the same context. */
 typedef struct views_ctx views_ctx;
@@ -138,5 +146,9 @@ void views_reader_attach(views_reader *r, views_ctx *c);
  * TTL. KILN_INVALID for a column of an unknown family. */
 kiln_status views_get(views_entry *e, views_ctx *c, const uint8_t *row, size_t n,
                       const store_row_opts *o, store_row *out, kiln_err *err);
+/* Open a scan of e's table (store_scan_open): of the speed layer's view
+ * when one is set, else of e's version. */
+kiln_status views_scan_open(views_entry *e, const store_scan_opts *o, store_scan **out,
+                            kiln_err *err);
 
 #endif
