@@ -598,6 +598,37 @@ bulkload_check_append_indexes(const bulkload_ctx *c, const manifest *cur, kiln_e
     return st;
 }
 
+/* A replace keeps what the speed layer flushed (speed.h): online writes
+ * are not the batch view's to replace. Its files, flushed sequence and
+ * covering rules carry over (a covering load then retires the writes it
+ * covers, bulkload_options.covers). */
+static void
+bulkload_keep_speed(const manifest *cur, manifest *m)
+{
+    m->flushed_seq = cur->flushed_seq;
+    for (size_t i = 0; i < cur->cover_count; i++)
+        manifest_add_cover(m, cur->covers[i].version, cur->covers[i].ts);
+    const manifest_table *from = &cur->tables[0];
+    manifest_table *to = &m->tables[0];
+    for (size_t r = 0; r < from->region_count; r++) {
+        for (size_t f = 0; f < from->regions[r].file_count; f++) {
+            const manifest_file *mf = &from->regions[r].files[f];
+            if (!(mf->flags & MANIFEST_FILE_SPEED))
+                continue;
+            /* regions are the table's split keys, the same in both unless
+             * a split moved them: then every region its range overlaps */
+            const manifest_region *fr = &from->regions[r];
+            size_t lo = manifest_region_for_row(to, fr->start.data, fr->start.len);
+            for (size_t tr = lo; tr < to->region_count; tr++) {
+                if (fr->end.len > 0 && tr > lo &&
+                    kslice_cmp(buf_slice(&to->regions[tr].start), buf_slice(&fr->end)) >= 0)
+                    break;
+                manifest_region_add_file(&to->regions[tr], mf);
+            }
+        }
+    }
+}
+
 /* The manifest of the new version: the staged files alone (replace) or added
  * to the current version's (append). */
 static void
@@ -613,8 +644,12 @@ bulkload_start_manifest(const bulkload_ctx *c, const bulkload_options *o, const 
         for (size_t i = 0; i < c->nischemas; i++)
             manifest_add_table(m, &c->ischemas[i]);
         m->kind = o->mode == BULKLOAD_APPEND ? MANIFEST_KIND_APPEND : MANIFEST_KIND_REPLACE;
+        if (have_cur)
+            bulkload_keep_speed(cur, m);
     }
     m->version = c->version;
+    if (o->covers)
+        manifest_add_cover(m, c->version, o->covers_until);
     m->parent = have_cur ? cur->version : 0;
     m->created_ms = table_now_ms();
     manifest_add_source(m, fingerprint, c->version, m->created_ms, job);

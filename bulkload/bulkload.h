@@ -73,6 +73,11 @@ typedef struct bulkload_options {
                                 of the output, 0-based), "files synced", the publish's steps,
                                 "published", the collection's steps and "collected" */
     void *step_arg;
+    /* A covering load (docs/speed-layer.md): online writes made before
+     * this load with timestamps <= covers_until are retired with the old
+     * batch view. covers = 0: the load covers nothing (as HBase). */
+    int covers;
+    int64_t covers_until;
 } bulkload_options;
 
 void bulkload_options_init(bulkload_options *o);

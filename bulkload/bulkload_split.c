@@ -123,7 +123,7 @@ bulkload_split_file(kiln_table *t, hfile_reader *rd, const schema_family *fam, s
     const kiln_schema *s = &mt->schema;
     *pieces = 0;
     hfile_iter *it = hfile_iter_new(rd);
-    split_piece p = {NULL, 0, {{0}, {0}, 0, 0, 0}};
+    split_piece p = {NULL, 0, {{0}, {0}, 0, 0, 0, 0}};
     size_t region = first;
     kiln_status st = hfile_iter_seek_first(it, err);
     while (st == KILN_OK && hfile_iter_valid(it)) {

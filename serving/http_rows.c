@@ -304,7 +304,7 @@ http_rows_count(http_api *a, views_entry *e, http_api_reply *out)
     store_scan *s;
     kiln_err err;
     status_clear(&err);
-    if (views_scan_open(e, &so, &s, &err) != KILN_OK) {
+    if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
         http_handler_fail_status(a, out, &err);
         return;
     }
@@ -409,7 +409,7 @@ http_rows_scan_rows(http_api *a, views_entry *e, http_api_reply *out, int rows_n
         /* with a filter the store cannot stop at the limit: rows may be dropped */
         so.limit = f != NULL ? 0 : page + 1;
         so.max_skipped = HTTP_API_SKIP_BATCH;
-        if (views_scan_open(e, &so, &s, &err) != KILN_OK) {
+        if (store_scan_open(views_entry_view(e), &so, &s, &err) != KILN_OK) {
             filter_free(f);
             http_handler_fail_status(a, out, &err);
             return;

@@ -201,7 +201,7 @@ http_scanner_create(http_api *a, views_entry *e, http_api_reply *out)
     so.read.ts_max = sp->end_time > 0 ? sp->end_time : INT64_MAX;
     so.limit = f == NULL ? (uint64_t)sp->limit : 0;
     so.max_skipped = HTTP_API_SKIP_BATCH;   /* so that a GET can watch the clock */
-    if (views_scan_open(e, &so, &sc->scan, &err) != KILN_OK) {
+    if (store_scan_open(views_entry_view(e), &so, &sc->scan, &err) != KILN_OK) {
         http_handler_fail_status(a, out, &err);
         goto out;
     }

@@ -110,7 +110,7 @@ struct worker {
 struct server {
     server_config cfg;
     views *views;
-    kiln_speed *speed;           /* read_only: replayed, the log not taken */
+    kiln_speed *speed;           /* the views' (read_only: replayed, the log not taken) */
     metrics *metrics;
     http_api_env env;
     resp_api_env renv;
@@ -984,6 +984,13 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     vo.poll_ms = cfg->poll_ms;
     vo.warm_ms = cfg->warm_ms;
     vo.prefetch_ms = cfg->prefetch_ms;
+    /* the views own the speed layer; read-only, they replay its log
+     * without taking it, so that writes made before are served */
+    vo.speed = 1;
+    speed_options_init(&vo.speed_opt);
+    vo.speed_opt.read_only = cfg->read_only;
+    if (cfg->memstore_flush_bytes > 0)
+        vo.speed_opt.memstore_flush_bytes = cfg->memstore_flush_bytes;
     s->metrics = metrics_new();
     kiln_status st;
     for (size_t i = 0; i < cfg->resp_column_count; i++) {
@@ -1003,18 +1010,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         st = server_bind(cfg->resp_listen, &s->workers[0].resp_fd, &s->resp_port, err);
     if (st == KILN_OK)
         st = views_open(cfg->data_dir, &vo, &s->views, err);
-    if (st == KILN_OK) {
-        /* read-only: the log is replayed, not taken, so writes made before
-         * (or by the process holding it) are served */
-        speed_options so;
-        speed_options_init(&so);
-        so.read_only = cfg->read_only;
-        if (cfg->memstore_flush_bytes > 0)
-            so.memstore_flush_bytes = cfg->memstore_flush_bytes;
-        st = speed_open(cfg->data_dir, views_block_cache(s->views), &so, &s->speed, err);
-        if (st == KILN_OK)
-            views_set_speed(s->views, s->speed);
-    }
+    if (st == KILN_OK)
+        s->speed = views_speed(s->views);
     int setsize = cfg->max_conns + 64 + 2 * s->nworkers;
     for (int i = 0; i < s->nworkers; i++) {
         worker *w = &s->workers[i];
@@ -1164,7 +1161,6 @@ server_free(server *s)
     }
     free(s->workers);
     http_scanners_free(s->env.scanners);   /* before the views: scans hold versions */
-    speed_close(s->speed);                 /* before the views: it reads their cache */
     views_close(s->views);
     metrics_free(s->metrics);
     resp_api_env_free(&s->renv);

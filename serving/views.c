@@ -67,9 +67,9 @@ typedef struct views_state {
 
 struct views {
     char data_dir[PATH_MAX];
-    kiln_speed *speed;             /* reads merge online writes; NULL: none */
     views_options opt;
     block_cache *cache;
+    kiln_speed *speed;             /* NULL: read-only */
     rowcache_pool *pool;
     pthread_mutex_t mu;            /* cur, states */
     views_snapshot *cur;
@@ -407,6 +407,15 @@ views_open(const char *data_dir, const views_options *o, views **out, kiln_err *
         v->opt.poll_ms = VIEWS_POLL_MS_DEFAULT;
     v->cache = block_cache_new(o->block_cache_bytes);
     v->pool = o->row_cache_bytes ? rowcache_pool_new(o->row_cache_bytes) : NULL;
+    if (o->speed) {
+        kiln_status sst = speed_open(data_dir, v->cache, &o->speed_opt, &v->speed, err);
+        if (sst != KILN_OK) {
+            rowcache_pool_free(v->pool);
+            block_cache_free(v->cache);
+            free(v);
+            return sst;
+        }
+    }
     pthread_mutex_init(&v->mu, NULL);
     pthread_mutex_init(&v->grave_mu, NULL);
     pthread_mutex_init(&v->stop_mu, NULL);
@@ -441,6 +450,7 @@ views_close(views *v)
     views_bury(v);
     views_ctx_free(v->warm_ctx);
     free(v->states);
+    speed_close(v->speed);
     rowcache_pool_free(v->pool);
     block_cache_free(v->cache);
     pthread_mutex_destroy(&v->mu);
@@ -604,7 +614,9 @@ views_open_entry(views *v, const char *name, views_entry *old)
     store_view *sv;
     kiln_err err;
     status_clear(&err);
-    if (store_view_open(v->data_dir, name, v->cache, &sv, &err) != KILN_OK) {
+    kiln_status st = v->speed != NULL ? speed_view(v->speed, name, &sv, &err)
+                                      : store_view_open(v->data_dir, name, v->cache, &sv, &err);
+    if (st != KILN_OK) {
         if (err.code == KILN_NOT_FOUND && old == NULL)
             return NULL;   /* vanished between the listing and the open */
         views_note_error(v, name, &err);
@@ -639,6 +651,23 @@ views_open_entry(views *v, const char *name, views_entry *old)
         slog_info("table %s: serving version %llu (opened in %.1f ms)", name,
                   (unsigned long long)e->version, (t1 - t0) * 1e3);
     return e;
+}
+
+/* 1 if e still serves its table's current read view: the same version
+ * (and, with a speed layer, the same memstores). */
+static int
+views_entry_is_current(views *v, const views_entry *e)
+{
+    if (v->speed == NULL)
+        return store_view_is_current(e->view);
+    store_view *sv;
+    kiln_err err;
+    status_clear(&err);
+    if (speed_view(v->speed, e->name, &sv, &err) != KILN_OK)
+        return 0;   /* reopened, and the failure reported, by the caller */
+    int same = sv == e->view;
+    store_view_unref(sv);
+    return same;
 }
 
 size_t
@@ -693,7 +722,7 @@ views_poll(views *v)
     }
     for (size_t i = 0; i < count; i++) {
         views_entry *e = next[i];
-        if (store_view_is_current(e->view) || !views_may_retry(v, e->name))
+        if (!views_may_retry(v, e->name) || views_entry_is_current(v, e))
             continue;
         views_entry *ne = views_open_entry(v, e->name, e);
         if (ne == NULL)
@@ -804,6 +833,12 @@ views_client_text(const views *v, const char *msg, char *out, size_t cap)
         i = end;
     }
     out[o] = '\0';
+}
+
+kiln_speed *
+views_speed(views *v)
+{
+    return v->speed;
 }
 
 const char *
@@ -992,48 +1027,30 @@ views_cell_wanted(const kiln_cell *cell, const store_row_opts *o)
     return 0;
 }
 
-void
-views_set_speed(views *v, kiln_speed *s)
+/* 1 while e's memstores hold online writes: its rows change under it, so
+ * its row cache is bypassed (a flush brings a new entry and a new cache). */
+static int
+views_entry_has_writes(const views_entry *e)
 {
-    v->speed = s;
-}
-
-kiln_status
-views_scan_open(views_entry *e, const store_scan_opts *o, store_scan **out, kiln_err *err)
-{
-    if (e->v->speed == NULL)
-        return store_scan_open(e->view, o, out, err);
-    store_view *sv;
-    kiln_status st = speed_view(e->v->speed, e->name, &sv, err);
-    if (st != KILN_OK)
-        return st;
-    st = store_scan_open(sv, o, out, err);   /* the scan holds its own reference */
-    store_view_unref(sv);
-    return st;
+    for (size_t i = 0; i < store_view_memstore_count(e->view); i++) {
+        if (memstore_count(store_view_memstore(e->view, i)->ms) > 0)
+            return 1;
+    }
+    return 0;
 }
 
 kiln_status
 views_get(views_entry *e, views_ctx *c, const uint8_t *row, size_t n, const store_row_opts *o,
           store_row *out, kiln_err *err)
 {
-    if (e->v->speed != NULL) {
-        /* the row buffer keeps a reference on the view it read while the
-         * row borrows from it */
-        store_view *sv;
-        kiln_status st = speed_view(e->v->speed, e->name, &sv, err);
-        if (st != KILN_OK)
-            return st;
-        st = store_view_get(sv, row, n, o, c->buf, out, err);
-        store_view_unref(sv);
-        return st;
-    }
     store_row_opts dflt;
     if (o == NULL) {
         store_row_opts_init(&dflt);
         o = &dflt;
     }
     int cacheable = e->rows != NULL && o->max_versions <= 1 && o->ts_min == 0 &&
-                    o->ts_max == INT64_MAX && o->now_ms == 0 && n > 0;
+                    o->ts_max == INT64_MAX && o->now_ms == 0 && n > 0 &&
+                    o->read_point == 0 && !views_entry_has_writes(e);
     const kiln_schema *schema = store_view_schema(e->view);
     for (size_t i = 0; cacheable && i < o->column_count; i++) {
         const char *f = o->columns[i].family;

@@ -52,6 +52,10 @@ typedef struct views_options {
     long warm_ms;                /* time budget of a warm-up; 0: none */
     size_t warm_keys;            /* rows replayed at most */
     long prefetch_ms;            /* time budget of a block prefetch; 0: none */
+    /* Take online writes: open the data directory's speed layer (speed.h)
+     * and serve every table's read view with its memstores. 0: read-only. */
+    int speed;
+    speed_options speed_opt;
 } views_options;
 
 void views_options_init(views_options *o);
@@ -89,6 +93,8 @@ size_t views_poll(views *v);
 void views_wake(views *v);
 
 const char *views_data_dir(const views *v);
+/* The speed layer writes go to, or NULL when serving read-only. */
+kiln_speed *views_speed(views *v);
 /* A server-side error's text for a client: paths under the data directory
  * relative to it, any other absolute path cut to its last component (the
  * full text belongs in the server log). Writes at most cap bytes, NUL
@@ -124,13 +130,6 @@ const kiln_schema *views_entry_schema(const views_entry *e);
 
 /* ------------------------------------------------------------------ reads */
 
-/* Read through the speed layer s from now on (NULL: the published versions
- * alone): views_get and views_scan_open then see online writes, merged by
- * speed_view, and the row cache is not used (an online write would leave
- * it stale). REQUIRES: called before any reader reads; s outlives v's
- * readers. */
-void views_set_speed(views *v, kiln_speed *s);
-
 /* Per-thread scratch for reads: rows returned borrow from it until the
  * next read with the same context. */
 typedef struct views_ctx views_ctx;
@@ -146,9 +145,5 @@ void views_reader_attach(views_reader *r, views_ctx *c);
  * TTL. KILN_INVALID for a column of an unknown family. */
 kiln_status views_get(views_entry *e, views_ctx *c, const uint8_t *row, size_t n,
                       const store_row_opts *o, store_row *out, kiln_err *err);
-/* Open a scan of e's table (store_scan_open): of the speed layer's view
- * when one is set, else of e's version. */
-kiln_status views_scan_open(views_entry *e, const store_scan_opts *o, store_scan **out,
-                            kiln_err *err);
 
 #endif

@@ -1,7 +1,8 @@
 /* manifest.c -- encoding, decoding and checking of view-version manifests and
  * of the CURRENT pointer (docs/storage-format.md §2.4, §2.5).
  *
- * Manifest body (frame: store_rec.h, magic KILNMANI, version 1):
+ * Manifest body (frame: store_rec.h, magic KILNMANI, version 2; version 1
+ * lacks the fields marked v2):
  *   SIZE    | FIELD
  *   8       | version
  *   8       | parent version (0 = none)
@@ -13,7 +14,10 @@
  *     4     |   region count R; R times:
  *     2 + N |     start key
  *     2 + N |     end key
- *     4     |     file count F; F times: 1 + N family, 1 + N name, 8 size, 8 seq, 8 cells
+ *     4     |     file count F; F times: 1 + N family, 1 + N name, 8 size, 8 seq, 8 cells,
+ *           |       1 flags (v2)
+ *   8       | flushed write sequence (v2)
+ *   4       | cover count C (v2); C times: 8 version, 8 timestamp
  *
  * CURRENT body (frame: magic KILNCURR, version 1): 8 version, 4 manifest CRC32C.
  */
@@ -55,6 +59,7 @@ manifest_free(manifest *m)
     for (size_t i = 0; i < m->table_count; i++)
         manifest_table_free(&m->tables[i]);
     free(m->tables);
+    free(m->covers);
     manifest_init(m);
 }
 
@@ -85,8 +90,13 @@ manifest_file_order(const manifest_file *a, const manifest_file *b)
     int c = strcmp(a->family, b->family);
     if (c != 0)
         return c;
-    if (a->seq != b->seq)
-        return a->seq > b->seq ? -1 : 1;
+    uint64_t ra = manifest_file_rank(a), rb = manifest_file_rank(b);
+    if (ra != rb)
+        return ra > rb ? -1 : 1;
+    /* flushes over the same version: the newer file (a larger name, as
+     * names start with the version that wrote them) first, so it wins */
+    if (a->flags & MANIFEST_FILE_SPEED)
+        return strcmp(b->name, a->name);
     return strcmp(a->name, b->name);
 }
 
@@ -115,6 +125,34 @@ manifest_add_source(manifest *m, uint64_t fingerprint, uint64_t version, int64_t
 }
 
 void
+manifest_add_cover(manifest *m, uint64_t version, int64_t ts)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < m->cover_count; i++) {
+        if (m->covers[i].ts > ts)
+            m->covers[keep++] = m->covers[i];
+    }
+    if (keep == MANIFEST_COVERS_MAX) {
+        memmove(m->covers, m->covers + 1, (keep - 1) * sizeof *m->covers);
+        keep--;
+    }
+    m->covers = kiln_realloc(m->covers, (keep + 1) * sizeof *m->covers);
+    m->covers[keep].version = version;
+    m->covers[keep].ts = ts;
+    m->cover_count = keep + 1;
+}
+
+int
+manifest_covered(const manifest *m, uint64_t base, int64_t ts)
+{
+    for (size_t i = 0; i < m->cover_count; i++) {
+        if (base < m->covers[i].version && ts <= m->covers[i].ts)
+            return 1;
+    }
+    return 0;
+}
+
+void
 manifest_copy(manifest *dst, const manifest *src)
 {
     manifest_init(dst);
@@ -122,6 +160,9 @@ manifest_copy(manifest *dst, const manifest *src)
     dst->parent = src->parent;
     dst->created_ms = src->created_ms;
     dst->kind = src->kind;
+    dst->flushed_seq = src->flushed_seq;
+    for (size_t i = 0; i < src->cover_count; i++)
+        manifest_add_cover(dst, src->covers[i].version, src->covers[i].ts);
     for (size_t i = 0; i < src->source_count; i++) {
         const manifest_source *s = &src->sources[i];
         manifest_add_source(dst, s->fingerprint, s->version, s->loaded_ms, s->path);
@@ -244,10 +285,17 @@ manifest_encode(const manifest *m, kbuf *out)
                 buf_append_be64(&b, mf->size);
                 buf_append_be64(&b, mf->seq);
                 buf_append_be64(&b, mf->entries);
+                buf_append_u8(&b, mf->flags);
             }
         }
     }
     buf_free(&sch);
+    buf_append_be64(&b, m->flushed_seq);
+    buf_append_be32(&b, (uint32_t)m->cover_count);
+    for (size_t i = 0; i < m->cover_count; i++) {
+        buf_append_be64(&b, m->covers[i].version);
+        buf_append_be64(&b, (uint64_t)m->covers[i].ts);
+    }
     uint32_t crc = store_rec_frame(out, MANIFEST_MAGIC, MANIFEST_FORMAT_VERSION, b.data, b.len);
     buf_free(&b);
     return crc;
@@ -267,7 +315,8 @@ manifest_take_name(store_cur *c, char *dst, size_t cap)
 }
 
 static kiln_status
-manifest_decode_table(store_cur *c, const char *what, manifest *out, kiln_err *err)
+manifest_decode_table(store_cur *c, const char *what, uint32_t fv, manifest *out,
+                      kiln_err *err)
 {
     uint32_t slen = store_cur_u32(c);
     kslice srec = store_cur_bytes(c, slen);
@@ -303,8 +352,13 @@ manifest_decode_table(store_cur *c, const char *what, manifest *out, kiln_err *e
             mf.size = store_cur_u64(c);
             mf.seq = store_cur_u64(c);
             mf.entries = store_cur_u64(c);
+            if (fv >= 2)
+                mf.flags = store_cur_u8(c);
             if (!store_cur_ok(c))
                 return status_set(err, KILN_CORRUPTION, "%s: truncated file entry", what);
+            if ((mf.flags & ~MANIFEST_FILE_SPEED) != 0)
+                return status_set(err, KILN_CORRUPTION, "%s: file %s has unknown flags %#x",
+                                  what, mf.name, mf.flags);
             if (!manifest_file_name_ok(mf.name))
                 return status_set(err, KILN_CORRUPTION, "%s: bad store file name '%s'", what,
                                   mf.name);
@@ -351,9 +405,10 @@ manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out, uin
 {
     const uint8_t *body;
     size_t blen;
+    uint32_t fv;
     manifest_init(out);
     kiln_status st = store_rec_unframe(p, n, MANIFEST_MAGIC, MANIFEST_FORMAT_VERSION, what,
-                                       &body, &blen, NULL, crc, err);
+                                       &body, &blen, &fv, crc, err);
     if (st != KILN_OK)
         return st;
     store_cur c;
@@ -385,10 +440,29 @@ manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out, uin
         return status_set(err, KILN_CORRUPTION, "%s: malformed manifest header", what);
     }
     for (uint32_t i = 0; i < nt; i++) {
-        st = manifest_decode_table(&c, what, out, err);
+        st = manifest_decode_table(&c, what, fv, out, err);
         if (st != KILN_OK) {
             manifest_free(out);
             return st;
+        }
+    }
+    if (fv >= 2) {
+        out->flushed_seq = store_cur_u64(&c);
+        uint32_t nc = store_cur_u32(&c);
+        if (!store_cur_ok(&c) || nc > MANIFEST_COVERS_MAX) {
+            manifest_free(out);
+            return status_set(err, KILN_CORRUPTION, "%s: malformed speed-layer fields", what);
+        }
+        for (uint32_t i = 0; i < nc && store_cur_ok(&c); i++) {
+            uint64_t v = store_cur_u64(&c);
+            int64_t ts = (int64_t)store_cur_u64(&c);
+            if (!store_cur_ok(&c) || v == 0 || v > out->version) {
+                manifest_free(out);
+                return status_set(err, KILN_CORRUPTION, "%s: malformed cover entry", what);
+            }
+            out->covers = kiln_realloc(out->covers, (out->cover_count + 1) * sizeof *out->covers);
+            out->covers[out->cover_count].version = v;
+            out->covers[out->cover_count++].ts = ts;
         }
     }
     if (store_cur_left(&c) != 0) {
@@ -413,7 +487,7 @@ manifest_pointer_encode(const manifest_pointer *ptr, kbuf *out)
         body[i] = (uint8_t)(ptr->version >> (56 - 8 * i));
     for (int i = 0; i < 4; i++)
         body[8 + i] = (uint8_t)(ptr->manifest_crc >> (24 - 8 * i));
-    store_rec_frame(out, MANIFEST_POINTER_MAGIC, MANIFEST_FORMAT_VERSION, body, sizeof body);
+    store_rec_frame(out, MANIFEST_POINTER_MAGIC, MANIFEST_POINTER_VERSION, body, sizeof body);
 }
 
 kiln_status
@@ -422,7 +496,7 @@ manifest_pointer_decode(const uint8_t *p, size_t n, const char *what, manifest_p
 {
     const uint8_t *body;
     size_t blen;
-    kiln_status st = store_rec_unframe(p, n, MANIFEST_POINTER_MAGIC, MANIFEST_FORMAT_VERSION,
+    kiln_status st = store_rec_unframe(p, n, MANIFEST_POINTER_MAGIC, MANIFEST_POINTER_VERSION,
                                        what, &body, &blen, NULL, NULL, err);
     if (st != KILN_OK)
         return st;

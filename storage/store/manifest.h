@@ -28,7 +28,9 @@
 
 #define MANIFEST_MAGIC "KILNMANI"
 #define MANIFEST_POINTER_MAGIC "KILNCURR"
-#define MANIFEST_FORMAT_VERSION 1
+#define MANIFEST_FORMAT_VERSION 2   /* 1: no speed-layer fields; still read */
+#define MANIFEST_POINTER_VERSION 1
+#define MANIFEST_COVERS_MAX 64
 #define MANIFEST_FILE_NAME_MAX 32
 #define MANIFEST_PATH_MAX 4096
 
@@ -43,7 +45,29 @@ typedef struct manifest_file {
     uint64_t size;                           /* bytes */
     uint64_t seq;                            /* load sequence (version that loaded it) */
     uint64_t entries;                        /* cells */
+    uint8_t flags;                           /* MANIFEST_FILE_* */
 } manifest_file;
+
+/* A file written by the speed layer (a flush of online writes, or a
+ * compaction of such files): its seq is the version that was current when
+ * its writes were made, and on equal keys it wins over a bulk-loaded file
+ * of that same version (the writes came after that load). */
+#define MANIFEST_FILE_SPEED 1
+
+/* The merge order of a file on equal cell keys: bulk loads by version,
+ * online writes just above the version they were made over (speed.h). */
+static inline uint64_t
+manifest_file_rank(const manifest_file *f)
+{
+    return f->seq * 4 + ((f->flags & MANIFEST_FILE_SPEED) ? 1 : 0);
+}
+
+/* A covering load (kiln load --covers-until TS) retired the online writes
+ * made before it (over a version < version) with timestamps <= ts. */
+typedef struct manifest_cover {
+    uint64_t version;
+    int64_t ts;
+} manifest_cover;
 
 typedef struct manifest_region {
     kbuf start;                  /* inclusive; empty = unbounded */
@@ -74,6 +98,12 @@ typedef struct manifest {
     size_t source_count;
     manifest_table *tables;      /* tables[0] = the table; then its index tables */
     size_t table_count;
+    /* The speed layer (speed.h): the highest write sequence number whose
+     * write is in this version's files (replay skips those at or below),
+     * and the covering loads still in effect, oldest first. */
+    uint64_t flushed_seq;
+    manifest_cover *covers;
+    size_t cover_count;
 } manifest;
 
 /* The CURRENT pointer's content. */
@@ -91,6 +121,13 @@ void manifest_copy(manifest *dst, const manifest *src);
 manifest_table *manifest_add_table(manifest *m, const kiln_schema *schema);
 /* Append a file to a region (keeps files sorted by family, then seq descending). */
 void manifest_region_add_file(manifest_region *r, const manifest_file *f);
+/* Add a covering load's rule (dropping those it makes redundant: an
+ * older rule whose ts is <= ts). At most MANIFEST_COVERS_MAX are kept: the
+ * oldest go first, so the newest loads' rules always hold. */
+void manifest_add_cover(manifest *m, uint64_t version, int64_t ts);
+/* 1 if an online write made over version `base` with timestamp ts is
+ * retired by a covering load of m. */
+int manifest_covered(const manifest *m, uint64_t base, int64_t ts);
 /* Append a source (path copied). */
 void manifest_add_source(manifest *m, uint64_t fingerprint, uint64_t version, int64_t loaded_ms,
                          const char *path);

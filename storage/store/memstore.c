@@ -53,6 +53,7 @@ struct memstore {
     /* readable from any thread */
     atomic_size_t bytes;
     atomic_size_t count;
+    atomic_uint_least64_t max_seq;
     size_t flush_bytes;
 };
 
@@ -187,6 +188,7 @@ memstore_new(size_t flush_bytes)
     atomic_init(&ms->height, 1);
     atomic_init(&ms->bytes, 0);
     atomic_init(&ms->count, 0);
+    atomic_init(&ms->max_seq, 0);
     ms->rnd = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)ms;
     ms->flush_bytes = flush_bytes;
     return ms;
@@ -299,7 +301,15 @@ memstore_add(memstore *ms, const kiln_cell *c, uint64_t seq, kiln_err *err)
         atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
     }
     atomic_fetch_add_explicit(&ms->count, 1, memory_order_relaxed);
+    if (seq > atomic_load_explicit(&ms->max_seq, memory_order_relaxed))
+        atomic_store_explicit(&ms->max_seq, seq, memory_order_relaxed);
     return KILN_OK;
+}
+
+uint64_t
+memstore_max_seq(const memstore *ms)
+{
+    return atomic_load_explicit(&((memstore *)ms)->max_seq, memory_order_relaxed);
 }
 
 size_t
@@ -326,11 +336,34 @@ typedef struct ms_iter {
     kiln_iter base;            /* first: the kiln_iter is the ms_iter */
     memstore *ms;              /* a reference, dropped on close */
     const ms_node *node;       /* the current node; NULL when not valid */
+    uint64_t upto;             /* cells with a larger sequence are passed over */
+    int64_t retired_ts;        /* and cells with a timestamp <= this */
 } ms_iter;
 
+static inline int
+ms_iter_hides(const ms_iter *it, const ms_node *n)
+{
+    return n->cell.mvcc > it->upto || n->cell.ts <= it->retired_ts;
+}
+
+/* Land on n, or on the first visible node after it. */
 static void
 ms_iter_set(ms_iter *it, const ms_node *n)
 {
+    while (n != NULL && ms_iter_hides(it, n))
+        n = node_next(n, 0);
+    it->node = n;
+    it->base.cur = n != NULL ? &n->cell : NULL;
+}
+
+/* Land on n, or on the last visible node before it. */
+static void
+ms_iter_set_back(ms_iter *it, const ms_node *n)
+{
+    while (n != NULL && ms_iter_hides(it, n)) {
+        ms_key k = {&n->cell, n->cell.mvcc, n->ord};
+        n = find_before(it->ms, &k, 0);
+    }
     it->node = n;
     it->base.cur = n != NULL ? &n->cell : NULL;
 }
@@ -348,7 +381,7 @@ ms_iter_seek_last(kiln_iter *base)
 {
     ms_iter *it = (ms_iter *)base;
     kiln_iter_restart(base);
-    ms_iter_set(it, find_last(it->ms));
+    ms_iter_set_back(it, find_last(it->ms));
 }
 
 static void
@@ -366,7 +399,7 @@ ms_iter_seek_for_prev(kiln_iter *base, const kiln_cell *key)
     ms_iter *it = (ms_iter *)base;
     kiln_iter_restart(base);
     ms_key k = {key, 0, UINT64_MAX};
-    ms_iter_set(it, find_before(it->ms, &k, 1));
+    ms_iter_set_back(it, find_before(it->ms, &k, 1));
 }
 
 static void
@@ -385,7 +418,7 @@ ms_iter_prev(kiln_iter *base)
 {
     ms_iter *it = (ms_iter *)base;
     ms_key k = {&it->node->cell, it->node->cell.mvcc, it->node->ord};
-    ms_iter_set(it, find_before(it->ms, &k, 0));
+    ms_iter_set_back(it, find_before(it->ms, &k, 0));
 }
 
 static void
@@ -402,11 +435,19 @@ static const kiln_iter_ops ms_iter_ops = {
 };
 
 kiln_iter *
-memstore_iter(memstore *ms)
+memstore_iter_upto(memstore *ms, uint64_t max_seq, int64_t retired_ts)
 {
     ms_iter *it = kiln_calloc(1, sizeof *it);
     kiln_iter_init(&it->base, &ms_iter_ops);
     memstore_ref(ms);
     it->ms = ms;
+    it->upto = max_seq;
+    it->retired_ts = retired_ts;
     return &it->base;
+}
+
+kiln_iter *
+memstore_iter(memstore *ms)
+{
+    return memstore_iter_upto(ms, UINT64_MAX, INT64_MIN);
 }

@@ -71,6 +71,13 @@ kiln_status memstore_add(memstore *ms, const kiln_cell *c, uint64_t seq, kiln_er
  * kiln_iter_close. Cells added while it is open appear to it as they are
  * published: a walk may or may not include a cell added after it began. */
 kiln_iter *memstore_iter(memstore *ms);
+/* The same over the cells added with a sequence number <= max_seq only (a
+ * read point, speed.h: a read sees each write whole or not at all) and a
+ * timestamp > retired_ts (INT64_MIN: every timestamp; see
+ * manifest_covered). */
+kiln_iter *memstore_iter_upto(memstore *ms, uint64_t max_seq, int64_t retired_ts);
+/* The largest sequence number added so far (0 if none). Any thread. */
+uint64_t memstore_max_seq(const memstore *ms);
 
 /* The bytes the arena holds: the chunks allocated so far, which contain the
  * cells, their list nodes and the unused tail of the current chunk. 0 when

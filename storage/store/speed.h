@@ -113,9 +113,11 @@ kiln_status speed_check_and_mutate(kiln_speed *s, const char *table, const speed
                                    kiln_err *err);
 
 /* The table's read view: its published version with its memstores. The
- * caller owns one reference (store_view_unref). The same object is returned
- * until a flush, a load or a rollback changes the version or the memstores
- * are frozen. KILN_NOT_FOUND for an unknown table. */
+ * caller owns one reference (store_view_unref). Looks at the table's
+ * CURRENT first (one stat): a version someone else published (a load, a
+ * rollback) is taken, freezing the memstores written over the old one. The
+ * same object is returned until a flush, a load or a rollback changes the
+ * version or the memstores are frozen. KILN_NOT_FOUND for an unknown table. */
 kiln_status speed_view(kiln_speed *s, const char *table, store_view **out, kiln_err *err);
 
 /* Flush the table's memstores now (nothing to do if empty). */

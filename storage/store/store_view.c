@@ -68,6 +68,8 @@ store_view_empty_regions(store_view *v)
     }
 }
 
+static int64_t store_view_retired_ts(const manifest *m, uint64_t base);
+
 /* Open the files of table mt of the manifest (v->schema is its schema).
  * KILN_NOT_FOUND (with err untouched) if one vanished. */
 static kiln_status
@@ -97,7 +99,10 @@ store_view_open_table(store_view *v, const manifest_table *mt, const kiln_table 
                                   (unsigned long long)v->version, e2.msg);
             store_file *sf = &reg->files[reg->nfiles++];
             sf->rd = rd;
-            sf->seq = mf->seq;
+            sf->seq = manifest_file_rank(mf);
+            sf->retired_ts = (mf->flags & MANIFEST_FILE_SPEED) && v->version > 0
+                                 ? store_view_retired_ts(&v->m, mf->seq)
+                                 : INT64_MIN;
             sf->index = v->nfiles++;
             const schema_family *fam =
                 schema_find_family(&v->schema, (const uint8_t *)mf->family, strlen(mf->family));
@@ -229,8 +234,105 @@ store_view_unref(store_view *v)
         v = v->owner;
     if (atomic_fetch_sub(&v->refs, 1) != 1)
         return;
+    if (v->files_view != NULL) {
+        for (size_t i = 0; i < v->nmem; i++)
+            memstore_unref(v->mem[i].ms);
+        free(v->mem);
+        free(v->mem_retired_ts);
+        store_clock_unref(v->clock);
+        store_view_unref(v->files_view);
+        free(v);
+        return;
+    }
     store_view_close_files(v);
     free(v);
+}
+
+/* ------------------------------------------------------------------ memstores */
+
+store_clock *
+store_clock_new(uint64_t read_point)
+{
+    store_clock *c = kiln_calloc(1, sizeof *c);
+    atomic_init(&c->refs, 1);
+    atomic_init(&c->read_point, read_point);
+    return c;
+}
+
+void
+store_clock_ref(store_clock *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+}
+
+void
+store_clock_unref(store_clock *c)
+{
+    if (c != NULL && atomic_fetch_sub(&c->refs, 1) == 1)
+        free(c);
+}
+
+/* The newest timestamp of the writes over `base` that a covering load of
+ * m retired (INT64_MIN: none). */
+static int64_t
+store_view_retired_ts(const manifest *m, uint64_t base)
+{
+    int64_t ts = INT64_MIN;
+    for (size_t i = 0; i < m->cover_count; i++) {
+        if (base < m->covers[i].version && m->covers[i].ts > ts)
+            ts = m->covers[i].ts;
+    }
+    return ts;
+}
+
+store_view *
+store_view_with_memstores(store_view *base, const store_view_mem *mem, size_t n,
+                          store_clock *clock)
+{
+    store_view *v = kiln_malloc(sizeof *v);
+    *v = *base;
+    atomic_init(&v->refs, 1);
+    store_view_ref(base);
+    v->files_view = base;
+    v->nmem = n;
+    v->mem = kiln_calloc(n ? n : 1, sizeof *v->mem);
+    v->mem_retired_ts = kiln_calloc(n ? n : 1, sizeof *v->mem_retired_ts);
+    for (size_t i = 0; i < n; i++) {
+        v->mem[i] = mem[i];
+        memstore_ref(mem[i].ms);
+        v->mem_retired_ts[i] =
+            base->version ? store_view_retired_ts(&base->m, mem[i].base) : INT64_MIN;
+    }
+    store_clock_ref(clock);
+    v->clock = clock;
+    return v;
+}
+
+size_t
+store_view_memstore_count(const store_view *v)
+{
+    return v->nmem;
+}
+
+const store_view_mem *
+store_view_memstore(const store_view *v, size_t i)
+{
+    return &v->mem[i];
+}
+
+store_view *
+store_view_files(store_view *v)
+{
+    return v->files_view != NULL ? v->files_view : v;
+}
+
+uint64_t
+store_view_read_point(const store_view *v, const store_row_opts *o)
+{
+    if (o != NULL && o->read_point != 0)
+        return o->read_point;
+    return v->clock != NULL ? atomic_load_explicit(&v->clock->read_point, memory_order_acquire)
+                            : UINT64_MAX;
 }
 
 uint64_t

@@ -47,6 +47,7 @@
 #ifndef KILN_STORE_VIEW_H
 #define KILN_STORE_VIEW_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,7 @@
 #include "storage/hfile/cell.h"
 #include "storage/hfile/iter.h"
 #include "storage/store/manifest.h"
+#include "storage/store/memstore.h"
 #include "storage/store/schema.h"
 #include "storage/base/status.h"
 
@@ -104,6 +106,43 @@ store_view *store_view_index_view(store_view *v, size_t i);
 /* Position of the index called name, or -1. */
 int store_view_find_index(const store_view *v, const char *name);
 
+/* ------------------------------------------------------------------ memstores */
+
+/* A read point: the sequence number of the last online write of a table
+ * that readers may see (speed.h advances it). Reference counted, so views
+ * holding it outlive the speed layer safely. */
+typedef struct store_clock {
+    atomic_long refs;
+    _Atomic uint64_t read_point;
+} store_clock;
+
+store_clock *store_clock_new(uint64_t read_point);
+void store_clock_ref(store_clock *c);
+void store_clock_unref(store_clock *c);   /* c may be NULL */
+
+/* One memstore merged into a view's reads: the cells of one family over
+ * every region (each region reads the rows of its own range). */
+typedef struct store_view_mem {
+    memstore *ms;
+    size_t family;            /* index into the view's schema families */
+    uint64_t rank;            /* merge order against files (manifest_file_rank) */
+    uint64_t base;            /* the version its writes were made over */
+} store_view_mem;
+
+/* A view of base's version with memstores merged into every read: the same
+ * files (shared, not reopened), the same manifest and indexes, plus the
+ * memstores' cells up to the clock's read point, minus those a covering
+ * load of the version retired (manifest_covered). Takes references on
+ * base, on each memstore and on the clock. The result holds one reference.
+ * REQUIRES: base is not itself a view with memstores, nor an index view. */
+store_view *store_view_with_memstores(store_view *base, const store_view_mem *mem, size_t n,
+                                      store_clock *clock);
+/* The memstores of a view (0 for a plain one). */
+size_t store_view_memstore_count(const store_view *v);
+const store_view_mem *store_view_memstore(const store_view *v, size_t i);
+/* The view of the files alone (v itself for a plain view). Borrowed. */
+store_view *store_view_files(store_view *v);
+
 /* ------------------------------------------------------------------ requests */
 
 /* A column to read: a whole family (qualifier NULL) or one qualifier. */
@@ -120,6 +159,10 @@ typedef struct store_row_opts {
     int64_t ts_min;                 /* time range [ts_min, ts_max); default all */
     int64_t ts_max;
     int64_t now_ms;                 /* clock for TTL; 0 = now */
+    /* Online writes with a larger sequence number are not seen (a view
+     * with memstores only, store_view_with_memstores); 0 = the view's read
+     * point when the read starts. */
+    uint64_t read_point;
 } store_row_opts;
 
 void store_row_opts_init(store_row_opts *o);

@@ -24,6 +24,8 @@ typedef struct store_file {
     uint64_t seq;             /* load sequence: larger wins on equal keys */
     size_t family;            /* index into the schema's families */
     size_t index;             /* 0..nfiles-1 over the whole view (iterator caches) */
+    int64_t retired_ts;       /* a speed-layer file: cells with ts <= it retired by a
+                                 covering load (manifest_covered); else INT64_MIN */
 } store_file;
 
 typedef struct store_region {
@@ -48,6 +50,13 @@ struct store_view {
     char current_path[4096];
     int have_current;
     env_stat_info current_st;   /* CURRENT as it was before the view read it */
+    /* A view with memstores (store_view_with_memstores): everything above
+     * is a shallow copy of files_view's, which it holds a reference on. */
+    store_view *files_view;
+    store_view_mem *mem;
+    size_t nmem;
+    int64_t *mem_retired_ts;  /* per memstore: cells with ts <= it are retired (covers) */
+    store_clock *clock;
 };
 
 /* Which families and qualifiers a request reads, and its version, time and
@@ -60,6 +69,7 @@ typedef struct store_sel {
     uint32_t max_versions;
     int64_t ts_min, ts_max;
     int64_t now_ms;
+    uint64_t read_point;      /* online writes above it are not seen */
 } store_sel;
 
 kiln_status store_row_sel_init(const kiln_schema *s, const store_row_opts *o, store_sel *sel,
@@ -102,6 +112,8 @@ kiln_iter *store_row_buf_iter(store_row_buf *b, const store_file *sf);
 /* Scratch for a Get's stored (salted) key. */
 kbuf *store_row_buf_key(store_row_buf *b);
 
+/* The read point a read of v with options o uses (store_row_opts). */
+uint64_t store_view_read_point(const store_view *v, const store_row_opts *o);
 /* Region holding row. */
 size_t store_view_region_of(const store_view *v, const uint8_t *row, size_t n);
 

@@ -46,6 +46,102 @@ store_view_may_hold(const store_file *sf, const store_sel *sel, const uint8_t *r
     }
 }
 
+/* A file's cells without those a covering load retired (ts <= retired). */
+typedef struct store_iter_retire {
+    kiln_iter base;             /* first: a kiln_iter */
+    kiln_iter *child;
+    int owned;
+    int64_t retired;
+} store_iter_retire;
+
+static void
+store_retire_settle(store_iter_retire *r, int forward)
+{
+    kiln_iter *c = r->child;
+    while (kiln_iter_valid(c) && kiln_iter_key(c)->ts <= r->retired) {
+        if (forward)
+            kiln_iter_next(c);
+        else
+            kiln_iter_prev(c);
+    }
+    r->base.cur = c->cur;
+    r->base.err = c->err;
+}
+
+static void
+store_retire_seek_first(kiln_iter *base)
+{
+    store_iter_retire *r = (store_iter_retire *)base;
+    kiln_iter_seek_first(r->child);
+    store_retire_settle(r, 1);
+}
+
+static void
+store_retire_seek_last(kiln_iter *base)
+{
+    store_iter_retire *r = (store_iter_retire *)base;
+    kiln_iter_seek_last(r->child);
+    store_retire_settle(r, 0);
+}
+
+static void
+store_retire_seek(kiln_iter *base, const kiln_cell *key)
+{
+    store_iter_retire *r = (store_iter_retire *)base;
+    kiln_iter_seek(r->child, key);
+    store_retire_settle(r, 1);
+}
+
+static void
+store_retire_seek_for_prev(kiln_iter *base, const kiln_cell *key)
+{
+    store_iter_retire *r = (store_iter_retire *)base;
+    kiln_iter_seek_for_prev(r->child, key);
+    store_retire_settle(r, 0);
+}
+
+static void
+store_retire_next(kiln_iter *base)
+{
+    store_iter_retire *r = (store_iter_retire *)base;
+    kiln_iter_next(r->child);
+    store_retire_settle(r, 1);
+}
+
+static void
+store_retire_prev(kiln_iter *base)
+{
+    store_iter_retire *r = (store_iter_retire *)base;
+    kiln_iter_prev(r->child);
+    store_retire_settle(r, 0);
+}
+
+static void
+store_retire_close(kiln_iter *base)
+{
+    store_iter_retire *r = (store_iter_retire *)base;
+    if (r->owned)
+        kiln_iter_close(r->child);
+    free(r);
+}
+
+static const kiln_iter_ops store_retire_ops = {
+    store_retire_seek_first, store_retire_seek_last, store_retire_seek,
+    store_retire_seek_for_prev, store_retire_next,  store_retire_prev,
+    store_retire_close,
+};
+
+static kiln_iter *
+store_iter_retire_new(kiln_iter *child, int owned, int64_t retired)
+{
+    store_iter_retire *r = kiln_calloc(1, sizeof *r);
+    kiln_iter_init(&r->base, &store_retire_ops);
+    r->child = child;
+    r->owned = owned;
+    r->retired = retired;
+    return &r->base;
+}
+
 /* Add the selected files of region r to m (for a Get of `row` when row !=
  * NULL: only files whose blooms may hold it). With buf, its cached
  * iterators are lent to m; without, m gets new ones it owns. */
@@ -67,10 +163,18 @@ store_view_fill(const store_view *v, size_t r, const store_sel *sel, const uint8
             if (!may)
                 continue;
         }
-        if (buf != NULL)
-            iter_merge_add(m, store_row_buf_iter(buf, sf), sf->seq, 0);
+        kiln_iter *it = buf != NULL ? store_row_buf_iter(buf, sf) : hfile_reader_iter(sf->rd);
+        if (sf->retired_ts != INT64_MIN)
+            iter_merge_add(m, store_iter_retire_new(it, buf == NULL, sf->retired_ts), sf->seq, 1);
         else
-            iter_merge_add(m, hfile_reader_iter(sf->rd), sf->seq, 1);
+            iter_merge_add(m, it, sf->seq, buf == NULL);
+    }
+    for (size_t i = 0; i < v->nmem; i++) {
+        const store_view_mem *vm = &v->mem[i];
+        if (!store_row_sel_family(sel, vm->family) || memstore_count(vm->ms) == 0)
+            continue;
+        iter_merge_add(m, memstore_iter_upto(vm->ms, sel->read_point, v->mem_retired_ts[i]),
+                       vm->rank, 1);
     }
     return KILN_OK;
 }
@@ -407,6 +511,7 @@ store_iter_range_new(store_view *v, const store_sel *sel, const store_iter_bound
     ri->v = v;
     if (sel->family_on != NULL)
         ri->sel.family_on = kiln_memdup(sel->family_on, v->schema.family_count);
+    ri->sel.read_point = sel->read_point;
     buf_init(&ri->lo_row);
     buf_init(&ri->hi_row);
     buf_init(&ri->seek_row);
@@ -467,6 +572,7 @@ store_view_iter_open(store_view *v, const store_scan_opts *o, kiln_iter **out, k
     kiln_status st = store_row_sel_init(&v->schema, &o->read, &sel, err);
     if (st != KILN_OK)
         return st;
+    sel.read_point = store_view_read_point(v, &o->read);
     kbuf pend = KBUF_INIT;
     store_iter_bounds b;
     store_iter_scan_bounds(o, &pend, &b);

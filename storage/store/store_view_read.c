@@ -30,6 +30,7 @@ store_view_get(store_view *v, const uint8_t *row, size_t n, const store_row_opts
     kiln_status st = store_row_sel_init(&v->schema, o, &sel, err);
     if (st != KILN_OK)
         return st;
+    sel.read_point = store_view_read_point(v, o);
     const uint8_t *user = row;
     size_t user_n = n;
     if (salt > 0) {
