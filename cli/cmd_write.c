@@ -28,8 +28,8 @@ static const char cmd_put_usage_text[] =
     "PUT. Durability D: SYNC_WAL (on disk before the command returns; the table's\n"
     "default unless set), ASYNC_WAL, SKIP_WAL.\n"
     "\n"
-    "Exit status: 0 written, 64 usage, 65 bad data (an unknown family), 66 no such\n"
-    "table, 75 the log is held by a running kiln-server (use --server).\n";
+    "Exit status: 0 written, 64 usage or an unknown family, 66 no such table, 75 the\n"
+    "log is held by a running kiln-server (use --server).\n";
 
 static const char cmd_delete_usage_text[] =
     "Usage: kiln delete TABLE ROW [FAMILY[:QUALIFIER]]... [--ts T] [--durability D]\n"

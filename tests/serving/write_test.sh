@@ -68,19 +68,21 @@ check "HDEL" test "$(R hdel t/h1 a nope)" = 1
 check "HGET after HDEL nil" test -z "$(R hget t/h1 a)"
 check "REST sees a Redis SET" sh -c "redis-cli -h 127.0.0.1 -p $RP set kv/r1 fromredis >/dev/null &&
     test \"\$(curl -s -H 'Accept: application/octet-stream' '$U/kv/r1/v:')\" = fromredis"
-check "write to an unknown family (HSET) fails" sh -c "redis-cli -h 127.0.0.1 -p $RP hset nosuchtable/x a 1 | grep -q ERR"
+check "HSET field of no family: a qualifier of the key's" sh -c "redis-cli -h 127.0.0.1 -p $RP hset t/h2 zz:a 1 >/dev/null &&
+    test \"\$(redis-cli -h 127.0.0.1 -p $RP hget t/h2 f:zz:a)\" = 1"
 
 # ---- kiln put / delete / incr through the server
 check "kiln put --server" "$KILN" --server "$U" put t kp1 'f:q' 'v\x00x' --ts 42
 check "kiln put --server reads back" sh -c "'$KILN' --server '$U' get t kp1 | grep -q 'timestamp=42, value=v\\\\x00x'"
 check "kiln incr --server" test "$("$KILN" --server "$U" incr t kc f:n 7)" = 7
-check "kiln incr --server again" test "$("$KILN" --server "$U" incr t kc f:n -- -2)" = 5
+check "kiln incr --server again, negative" test "$("$KILN" --server "$U" incr t kc f:n -2)" = 5
 check "kiln delete --server column" "$KILN" --server "$U" delete t kp1 f:q
 check "kiln delete --server: gone" sh -c "'$KILN' --server '$U' get t kp1 | grep -q '^0 row'"
 "$KILN" --server "$U" put t kp2 f:q x --durability ASYNC_WAL >/dev/null
 check "kiln delete --server row" "$KILN" --server "$U" delete t kp2
 check "kiln put --server to an unknown table fails (66)" sh -c "'$KILN' --server '$U' put nope r f:q x 2>/dev/null; test \$? -eq 66"
-check "kiln put --server to an unknown family fails (65)" sh -c "'$KILN' --server '$U' put t r zz:q x 2>/dev/null; test \$? -eq 65"
+check "kiln put --server to an unknown family fails (64)" sh -c "'$KILN' --server '$U' put t r zz:q x 2>/dev/null; test \$? -eq 64"
+check "kiln put embedded-style error names the family" sh -c "'$KILN' --server '$U' put t r zz:q x 2>&1 | grep -q zz"
 
 # ---- a second writer while the server holds the log
 "$KILN" put t local1 f:q x > "$T/out" 2> "$T/err"
