@@ -22,6 +22,7 @@ typedef struct resp_write_key {
     kslice row;
     char family[CELL_FAMILY_MAX + 1];
     kslice qualifier;
+    int configured;        /* the column is a --resp-column (else GET reads the first cell) */
 } resp_write_key;
 
 static void
@@ -70,6 +71,7 @@ resp_write_key_of(resp_write_ctx *c, kslice key, int db, resp_write_key *k, kbuf
     }
     const resp_api_column *col = resp_keys_column(c->columns, c->column_count, k->e);
     const kiln_schema *sc = views_entry_schema(k->e);
+    k->configured = col != NULL;
     if (col != NULL) {
         snprintf(k->family, sizeof k->family, "%s", col->family);
         k->qualifier = kslice_make(col->qualifier, col->qualifier_len);
@@ -170,6 +172,34 @@ resp_write_set(resp_write_ctx *c, const kslice *argv, size_t argc, int db, kbuf 
     mutation_free(&m);
 }
 
+/* 1 if GET of the key finds a value (its configured column, else any
+ * cell of the row), 0 if not, -1 with the error added. */
+static int
+resp_write_exists(resp_write_ctx *c, const resp_write_key *k, kbuf *out)
+{
+    store_column col = {k->family, k->qualifier.p ? k->qualifier.p : (const uint8_t *)"",
+                        k->qualifier.n};
+    store_row_opts o;
+    store_row_opts_init(&o);
+    if (k->configured) {
+        o.columns = &col;
+        o.column_count = 1;
+    }
+    kiln_err err;
+    status_clear(&err);
+    store_row_buf *rb = store_row_buf_new();
+    store_view *held;
+    store_row r;
+    int found = -1;
+    if (resp_write_row(c, k, &o, rb, &held, &r, &err) != KILN_OK)
+        resp_write_fail(c, &err, out);
+    else
+        found = r.count > 0;
+    store_row_buf_free(rb);
+    store_view_unref(held);
+    return found;
+}
+
 static void
 resp_write_del(resp_write_ctx *c, const kslice *argv, size_t argc, int db, kbuf *out)
 {
@@ -182,7 +212,7 @@ resp_write_del(resp_write_ctx *c, const kslice *argv, size_t argc, int db, kbuf 
         resp_write_key k;
         if (resp_write_key_of(c, argv[i], db, &k, out) != 0)
             return;
-        int had = resp_write_read(c, &k, k.family, k.qualifier, c->tmp, out);
+        int had = resp_write_exists(c, &k, out);
         if (had < 0)
             return;
         const kiln_schema *sc = views_entry_schema(k.e);

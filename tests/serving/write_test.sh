@@ -26,7 +26,7 @@ protoc -I"$ROOT/tests/serving" --python_out="$T" "$ROOT/tests/serving/hbase_rest
 
 "$KILN" create t --family f:versions=3 --family g >/dev/null || { bad "create t"; finish; }
 "$KILN" create kv --family v >/dev/null || { bad "create kv"; finish; }
-printf 'loaded\tf:q\t5\tPut\tbatch\n' | load_rows t f p || { bad "load t"; finish; }
+printf 'loaded\tf:q\t5\tPut\tbatch\nredisrow\tf:q\t5\tPut\tr\n' | load_rows t f p || { bad "load t"; finish; }
 
 start_server --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 32 ||
     { bad "server did not start: $(cat "$T/server.log")"; finish; }
@@ -59,6 +59,9 @@ check "INCRBY by a non-integer" test "$(R incrby kv/n x)" = "ERR value is not an
 check "APPEND" test "$(R append kv/k1 ' world')" = 11
 check "DEL counts existing keys" test "$(R del kv/k1 kv/n kv/none)" = 2
 check "GET after DEL is nil" test -z "$(R get kv/k1)"
+check "GET of a loaded row (its first cell)" test "$(R get t/redisrow)" = r
+check "DEL of a loaded row counts it" test "$(R del t/redisrow)" = 1
+check "GET after DEL of a loaded row is nil" test -z "$(R get t/redisrow)"
 check "HSET" test "$(R hset t/h1 a 1 g:b 2)" = 2
 check "HSET again counts new fields" test "$(R hset t/h1 a 3 c 4)" = 1
 check "HGET family:qualifier" test "$(R hget t/h1 g:b)" = 2
