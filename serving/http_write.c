@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "serving/cellset_parse.h"
 #include "serving/write_ops.h"
@@ -497,6 +498,24 @@ http_write_increment(http_api *a, views_entry *e, const cellset *cs, const http_
         http_write_ok(a, out);
         return;
     }
+    /* the new cells' timestamps: read back (a concurrent write may have
+     * replaced a value since; then the time is now's) */
+    kbuf back = KBUF_INIT;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    for (size_t i = 0; i < r->count; i++) {
+        int64_t ts = now_ms;
+        int found = 0;
+        status_clear(&err);
+        if (write_ops_read(a->env->speed, views_entry_name(e), key, names[i], quals[i], &back,
+                           &ts, &found, &err) != KILN_OK || !found ||
+            back.len != cells[i].value_len ||
+            memcmp(back.data, vals.data + offs[i], back.len) != 0)
+            ts = now_ms;
+        cells[i].ts = ts;
+    }
+    buf_free(&back);
     for (size_t i = 0; i < r->count; i++) {
         cells[i].row = key.p;
         cells[i].row_len = (uint32_t)key.n;
@@ -504,7 +523,6 @@ http_write_increment(http_api *a, views_entry *e, const cellset *cs, const http_
         cells[i].family_len = (uint32_t)strlen(names[i]);
         cells[i].qualifier = quals[i].p;
         cells[i].qualifier_len = (uint32_t)quals[i].n;
-        cells[i].ts = CELL_LATEST_TIMESTAMP;
         cells[i].type = CELL_TYPE_PUT;
         cells[i].value = vals.data + offs[i];
     }

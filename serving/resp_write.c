@@ -125,8 +125,8 @@ resp_write_read(resp_write_ctx *c, const resp_write_key *k, const char *family, 
     kiln_err err;
     status_clear(&err);
     int found;
-    if (write_ops_read(c->speed, views_entry_name(k->e), k->row, family, qual, value, &found,
-                       &err) != KILN_OK) {
+    if (write_ops_read(c->speed, views_entry_name(k->e), k->row, family, qual, value, NULL,
+                       &found, &err) != KILN_OK) {
         resp_write_fail(c, &err, out);
         return -1;
     }

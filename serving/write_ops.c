@@ -11,7 +11,7 @@
 
 kiln_status
 write_ops_read(kiln_speed *s, const char *table, kslice row, const char *family,
-               kslice qualifier, kbuf *value, int *found, kiln_err *err)
+               kslice qualifier, kbuf *value, int64_t *ts, int *found, kiln_err *err)
 {
     *found = 0;
     buf_reset(value);
@@ -29,6 +29,8 @@ write_ops_read(kiln_speed *s, const char *table, kslice row, const char *family,
     st = store_view_get(v, row.p, row.n, &o, rb, &r, err);
     if (st == KILN_OK && r.count > 0) {
         buf_append(value, r.cells[0].value, r.cells[0].value_len);
+        if (ts != NULL)
+            *ts = r.cells[0].ts;
         *found = 1;
     }
     store_row_buf_free(rb);
@@ -65,7 +67,7 @@ write_ops_append(kiln_speed *s, const char *table, kslice row, const char *famil
     int applied = 0;
     for (int i = 0; i < WRITE_OPS_TRIES && st == KILN_OK && !applied; i++) {
         int found;
-        if ((st = write_ops_read(s, table, row, family, qualifier, &cur, &found, err)) != KILN_OK)
+        if ((st = write_ops_read(s, table, row, family, qualifier, &cur, NULL, &found, err)) != KILN_OK)
             break;
         buf_reset(&next);
         buf_append(&next, cur.data, cur.len);
@@ -120,7 +122,7 @@ write_ops_incr_decimal(kiln_speed *s, const char *table, kslice row, const char 
     for (int i = 0; i < WRITE_OPS_TRIES && st == KILN_OK && !applied; i++) {
         int found;
         int64_t v = 0;
-        if ((st = write_ops_read(s, table, row, family, qualifier, &cur, &found, err)) != KILN_OK)
+        if ((st = write_ops_read(s, table, row, family, qualifier, &cur, NULL, &found, err)) != KILN_OK)
             break;
         if ((found && write_ops_parse_i64(cur.data, cur.len, &v) != 0) ||
             __builtin_add_overflow(v, delta, &sum)) {

@@ -21,11 +21,12 @@
 /* Compare-and-set attempts before giving up with KILN_BUSY. */
 #define WRITE_OPS_TRIES 64
 
-/* The newest value of (family, qualifier) of row in table into value;
- * *found 0 if the column has none. KILN_NOT_FOUND unknown table,
- * KILN_INVALID unknown family. */
+/* The newest value of (family, qualifier) of row in table into value and
+ * its timestamp into *ts (ts may be NULL); *found 0 if the column has none.
+ * KILN_NOT_FOUND unknown table, KILN_INVALID unknown family. */
 kiln_status write_ops_read(kiln_speed *s, const char *table, kslice row, const char *family,
-                           kslice qualifier, kbuf *value, int *found, kiln_err *err);
+                           kslice qualifier, kbuf *value, int64_t *ts, int *found,
+                           kiln_err *err);
 
 /* Append suffix to the column's value (an absent column counts as empty);
  * the new value into out (may be NULL). */

@@ -175,6 +175,8 @@ st, body = call("POST", "/t/n1?check=increment&rr=true", cellset_json([(b"n1", [
 cell = json.loads(body)["Row"][0]["Cell"][0] if st == 200 else {}
 check("increment rr=true answers 8 bytes", st == 200 and base64.b64decode(cell.get("$", "")) == (5).to_bytes(8, "big"),
       (st, body))
+check("increment rr=true answers the cell's timestamp", 1600000000000 < cell.get("timestamp", 0) < 2**62
+      and get_cells(b"n1", b"f:ctr")[0][1] == cell.get("timestamp"), (cell, get_cells(b"n1", b"f:ctr")))
 st, _ = call("POST", "/t/n1?check=increment", cellset_json([(b"n1", [(b"f:ctr", None, b"-2")])]), JSON)
 check("increment again", st == 200 and value(b"n1", b"f:ctr") == (3).to_bytes(8, "big"), value(b"n1", b"f:ctr"))
 st, _ = call("POST", "/t/n1?check=increment", cellset_json([(b"n1", [(b"f:ctr", None, b"x")])]), JSON)
