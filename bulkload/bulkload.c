@@ -629,6 +629,27 @@ bulkload_keep_speed(const manifest *cur, manifest *m)
     }
 }
 
+/* Files were routed to regions by the schema file's split keys; an append
+ * adds them to the current version's regions by index, so both must agree.
+ * They differ after a rollback across a split, or a crash between a split's
+ * publish and its schema file rewrite (store_split.h). */
+static kiln_status
+bulkload_check_append_regions(const bulkload_ctx *c, const manifest *cur, kiln_err *err)
+{
+    const kiln_schema *s = table_schema(c->t);
+    const kiln_schema *ms = &cur->tables[0].schema;
+    int same = s->split_count == ms->split_count;
+    for (size_t k = 0; same && k < s->split_count; k++)
+        same = kslice_eq(buf_slice(&s->splits[k]), buf_slice(&ms->splits[k]));
+    if (same)
+        return KILN_OK;
+    return status_set(err, KILN_INVALID,
+                      "table %s: its schema file has %zu region(s), version %llu has %zu (a "
+                      "split or a rollback since); split again or reload with --replace",
+                      s->name, s->split_count + 1, (unsigned long long)cur->version,
+                      ms->split_count + 1);
+}
+
 /* The manifest of the new version: the staged files alone (replace) or added
  * to the current version's (append). */
 static void
@@ -732,7 +753,8 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
     }
     st = KILN_OK;
     if (have_cur && o->mode == BULKLOAD_APPEND &&
-        (st = bulkload_check_append_indexes(&c, &cur, err)) != KILN_OK) {
+        ((st = bulkload_check_append_regions(&c, &cur, err)) != KILN_OK ||
+         (st = bulkload_check_append_indexes(&c, &cur, err)) != KILN_OK)) {
         manifest_free(&cur);
         goto out;
     }

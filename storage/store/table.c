@@ -674,6 +674,37 @@ table_publish(kiln_table *t, const manifest *m, int *published, kiln_err *err)
     return table_swap_current(t, &ptr, published, err);
 }
 
+kiln_status
+table_write_schema(kiln_table *t, const kiln_schema *s, kiln_err *err)
+{
+    if (t->lock == NULL)
+        return status_set(err, KILN_INTERNAL, "table %s: schema rewrite without the lock",
+                          t->schema.name);
+    if (strcmp(s->name, t->schema.name) != 0)
+        return status_set(err, KILN_INVALID, "table %s: schema names table %s",
+                          t->schema.name, s->name);
+    /* validate a copy: schema_validate sorts split keys in place */
+    kiln_schema c;
+    schema_copy(&c, s);
+    kiln_status st = schema_validate(&c, err);
+    char p[PATH_MAX];
+    if (st == KILN_OK)
+        st = table_join(p, sizeof p, err, t->dir, TABLE_SCHEMA_FILE);
+    if (st == KILN_OK) {
+        kbuf rec = KBUF_INIT;
+        schema_encode(&c, &rec);
+        st = env_write_file_atomic(p, rec.data, rec.len, err);
+        buf_free(&rec);
+    }
+    if (st != KILN_OK) {
+        schema_free(&c);
+        return st;
+    }
+    schema_free(&t->schema);
+    t->schema = c;
+    return KILN_OK;
+}
+
 void
 table_abort_version(kiln_table *t, uint64_t version)
 {

@@ -99,6 +99,15 @@ void table_file_path(const kiln_table *t, const char *name, char *out, size_t ca
 /* Version a store file name was created by (its first 8 hex digits), 0 if not a store name. */
 uint64_t table_file_version(const char *name);
 
+/* Rewrite the table's schema file with s (written to schema.tmp, fsynced,
+ * renamed over schema, directory fsynced) and make s the handle's schema.
+ * What changes the table's definition after creation: a region split
+ * (store_split.h) writes the split keys of the version it published, so
+ * that jobs and loads that partition by table_schema see the table's
+ * current regions. KILN_INVALID for a schema that fails schema_validate or
+ * names another table, KILN_IO naming the path. REQUIRES: lock held. */
+kiln_status table_write_schema(kiln_table *t, const kiln_schema *s, kiln_err *err);
+
 /* Publish m (m->version from table_next_version, files staged and synced):
  * write the manifest, then swap CURRENT. *published is set to 1 once CURRENT
  * names m->version (even if the final directory fsync then fails, which is
