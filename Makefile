@@ -174,7 +174,8 @@ TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_hfile_
   storage/test_store_catalog storage/test_memstore \
   serving/test_swap serving/test_server serving/test_wire \
   tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \
-  tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh
+  tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh \
+  tests/serving/write_test.sh
 TEST_ENV := TSAN_OPTIONS="halt_on_error=1 exitcode=66 $$TSAN_OPTIONS"
 endif
 
