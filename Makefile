@@ -175,7 +175,8 @@ TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_hfile_
   storage/test_store_catalog storage/test_memstore storage/test_wal \
   serving/test_swap serving/test_server serving/test_wire \
   tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \
-  tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh
+  tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh \
+  tests/serving/write_test.sh
 TEST_ENV := TSAN_OPTIONS="halt_on_error=1 exitcode=66 $$TSAN_OPTIONS"
 endif
 
@@ -204,10 +205,11 @@ $(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*/*.h) | deps
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(FUZZ_EXTRA_FLAGS) \
 	  -o $@ $< $(FUZZ_STORAGE_SRCS) $(FUZZ_EXTRA_SRCS) -pthread $(LIBS)
 
-# The serving parsers' targets (fuzz_http*, fuzz_resp*, fuzz_scanner*) also build serving/.
+# The serving parsers' targets (fuzz_http*, fuzz_resp*, fuzz_scanner*, fuzz_cellset*) also
+# build serving/.
 FUZZ_SERVING_SRCS := $(call lib_srcs,serving)
 FUZZ_SERVING_TARGETS := $(filter $(BUILD)/fuzz/fuzz_http% $(BUILD)/fuzz/fuzz_resp% \
-                          $(BUILD)/fuzz/fuzz_scanner%,$(FUZZ_TARGETS))
+                          $(BUILD)/fuzz/fuzz_scanner% $(BUILD)/fuzz/fuzz_cellset%,$(FUZZ_TARGETS))
 $(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_SERVING_SRCS)
 # Scans reach storage's seeks with a region's empty start key as (NULL, 0);
 # NULL + 0 there is what clang's pointer-overflow check flags (C2y defines it).

@@ -47,6 +47,10 @@ int cmd_scan(const cli_globals *g, int argc, char **argv);
 int cmd_count(const cli_globals *g, int argc, char **argv);
 int cmd_multiget(const cli_globals *g, int argc, char **argv);
 int cmd_exists(const cli_globals *g, int argc, char **argv);
+/* cmd_write.c: online writes into the speed layer */
+int cmd_put(const cli_globals *g, int argc, char **argv);
+int cmd_delete(const cli_globals *g, int argc, char **argv);
+int cmd_incr(const cli_globals *g, int argc, char **argv);
 
 /* ------------------------------------------------------------------ output */
 

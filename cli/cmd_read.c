@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "storage/store/speed.h"
 #include "cli/remote.h"
 #include "cli/shell_filter.h"
 #include "serving/filter.h"
@@ -232,6 +233,18 @@ cmd_read_json_row(cli_out *o, const store_row *r, int first)
     cli_out_maybe_flush(o);
 }
 
+/* The data directory's speed layer, replayed read-only (the log is not
+ * taken: a running server keeps it), so that embedded reads see online
+ * writes; closed at exit. It reads without a block cache of its own. */
+static kiln_speed *cmd_read_speed;
+
+static void
+cmd_read_speed_close(void)
+{
+    speed_close(cmd_read_speed);
+    cmd_read_speed = NULL;
+}
+
 /* Open the table embedded (*cache, *v) or connect to the server (*rem). */
 static int
 cmd_read_open(const cli_globals *g, const char *ctx, const char *table, block_cache **cache,
@@ -243,7 +256,19 @@ cmd_read_open(const cli_globals *g, const char *ctx, const char *table, block_ca
     if (g->server != NULL)
         return remote_open(g->server, rem, &err) == KILN_OK ? 0 : cli_report(&err);
     *cache = block_cache_new(CMD_READ_CACHE_BYTES);
-    if (store_view_open(g->data_dir, table, *cache, v, &err) != KILN_OK) {
+    if (cmd_read_speed == NULL) {
+        speed_options o;
+        speed_options_init(&o);
+        o.read_only = 1;
+        o.flush_check_ms = 0;
+        if (speed_open(g->data_dir, NULL, &o, &cmd_read_speed, &err) != KILN_OK) {
+            block_cache_free(*cache);
+            *cache = NULL;
+            return cli_report(&err);
+        }
+        atexit(cmd_read_speed_close);
+    }
+    if (speed_view(cmd_read_speed, table, v, &err) != KILN_OK) {
         block_cache_free(*cache);
         *cache = NULL;
         return cli_report(&err);

@@ -34,6 +34,9 @@ static const kiln_command kiln_commands[] = {
     {"multiget", cmd_multiget, "read several rows"},
     {"scan", cmd_scan, "scan rows in key order"},
     {"count", cmd_count, "count rows"},
+    {"put", cmd_put, "write one cell (online, into the speed layer)"},
+    {"delete", cmd_delete, "delete a row, a family or a column"},
+    {"incr", cmd_incr, "add to an 8-byte counter"},
     {"hfile", cmd_hfile, "dump, inspect, check and write HFile v3 files"},
 };
 
@@ -57,11 +60,12 @@ kiln_usage(FILE *f)
             "\n"
             "Options:\n"
             "  --data DIR           data directory (default $KILN_DATA, else ./kiln-data)\n"
-            "  --server ADDR        read through a kiln-server or HBase REST gateway instead:\n"
-            "                       HOST:PORT, or http[s]://HOST[:PORT][/PATH] (TLS is\n"
-            "                       verified against the system CAs or $KILN_CA_FILE;\n"
+            "  --server ADDR        read and write through a kiln-server or HBase REST\n"
+            "                       gateway instead: HOST:PORT, or http[s]://HOST[:PORT][/PATH]\n"
+            "                       (TLS is verified against the system CAs or $KILN_CA_FILE;\n"
             "                       $KILN_INSECURE_TLS=1 skips the check). get, multiget,\n"
-            "                       exists, scan, count, list, describe and regions\n"
+            "                       exists, scan, count, list, describe, regions, put,\n"
+            "                       delete and incr\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
             "\n"
@@ -70,7 +74,8 @@ kiln_usage(FILE *f)
             "\n"
             "Exit status: 0 success (exists: 1 for a table that does not exist), 64 usage\n"
             "error, 65 bad data, 66 missing input,\n"
-            "70 internal error, 74 I/O error.\n");
+            "70 internal error, 74 I/O error, 75 the data directory's write-ahead log is\n"
+            "held by a running kiln-server (write with --server).\n");
 }
 
 static const kiln_command *

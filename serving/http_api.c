@@ -4,10 +4,11 @@
  * http_scanner.h, http_metrics.h). Replies and errors are built with
  * http_handler.h's helpers, which the handlers share.
  *
- * Writes: the gateway is read-only, so PUT, POST and DELETE of cells,
- * schemas and multigets answer 403 Forbidden, as HBase's gateway does in
- * read-only mode; a scanner is the one thing a client may create (PUT or
- * POST /TABLE/scanner) and delete.
+ * Writes: PUT, POST and DELETE of /TABLE/ROW[/...] go to http_write.h
+ * when the server has a speed layer; a read-only server (--read-only)
+ * answers them 403 Forbidden, as HBase's gateway does in read-only mode.
+ * Schemas and multigets are never written (403 too); a scanner is created
+ * (PUT or POST /TABLE/scanner) and deleted on any server.
  */
 #include "serving/http_api.h"
 
@@ -18,6 +19,7 @@
 #include "serving/http_req.h"
 #include "serving/http_rows.h"
 #include "serving/http_scanner.h"
+#include "serving/http_write.h"
 #include "serving/status_page.h"
 
 http_api *
@@ -76,13 +78,22 @@ static const metrics_route http_api_metric_routes[] = {
     [HR_SCANNER_NEW] = ROUTE_SCANNER, [HR_SCANNER] = ROUTE_SCANNER,
 };
 
+/* A write of cells this server takes. */
+static int
+http_api_cell_write(const http_api *a)
+{
+    const http_req *q = &a->rq;
+    return a->env->speed != NULL && !a->env->read_only && q->route == HR_ROW &&
+           (q->method == HM_PUT || q->method == HM_POST || q->method == HM_DELETE);
+}
+
 static void
 http_api_method_fail(http_api *a, const http_request *req, http_api_reply *out, int table)
 {
     int shown = (int)(req->method.n > 32 ? 32 : req->method.n);
     if (table && a->rq.method != HM_OTHER) {
         http_handler_fail(a, out, 403, "forbidden",
-                          "%.*s: the gateway is read-only (writes are not accepted)", shown,
+                          "%.*s: the gateway is read-only (writes are not accepted here)", shown,
                           (const char *)req->method.p);
         return;
     }
@@ -104,6 +115,10 @@ http_api_dispatch(http_api *a, const http_request *req, http_api_reply *out)
     int table_route = q->route >= HR_SCHEMA;
     int write_ok = (q->route == HR_SCANNER_NEW && (q->method == HM_PUT || q->method == HM_POST)) ||
                    (q->route == HR_SCANNER && q->method == HM_DELETE);
+    if (http_api_cell_write(a)) {
+        out->route = ROUTE_WRITE;
+        write_ok = 1;
+    }
     if (q->method != HM_GET && !write_ok) {
         http_api_method_fail(a, req, out, table_route);
         return;
@@ -159,7 +174,12 @@ http_api_dispatch(http_api *a, const http_request *req, http_api_reply *out)
     case HR_MULTIGET: http_rows_multiget(a, e, out); break;
     case HR_SCAN: http_rows_scan(a, e, out); break;
     case HR_SCANNER_NEW: http_scanner_create(a, e, out); break;
-    default: http_rows_row(a, e, out); break;
+    default:
+        if (q->method != HM_GET)
+            http_write_row(a, e, out);
+        else
+            http_rows_row(a, e, out);
+        break;
     }
 }
 

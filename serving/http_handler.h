@@ -28,6 +28,7 @@
 #include "serving/views.h"
 #include "storage/base/buf.h"
 #include "storage/store/schema.h"
+#include "storage/store/speed.h"
 
 /* ------------------------------------------------------------------ env and reply */
 #define HTTP_API_PAGE_ROWS_DEFAULT 10000
@@ -58,6 +59,8 @@ typedef struct http_api_env {
     int64_t deadline_ms;          /* a scan's time on a worker at a time (a slice) */
     size_t max_reply_bytes;       /* a row or multiget answer at most */
     http_scanners *scanners;      /* open scanners (http_scanner.h) */
+    kiln_speed *speed;            /* the speed layer: reads merge it, writes go to it */
+    int read_only;                /* --read-only: writes are refused (403) */
     atomic_int draining;          /* /healthz answers 503 once set */
 } http_api_env;
 

@@ -24,17 +24,18 @@
 static const char kiln_server_usage_text[] =
     "Usage: kiln-server [--data DIR] [--listen ADDR] [--threads N] [--cache-mb N]\n"
     "                   [--resp-listen ADDR] [--resp-column [TABLE=]FAMILY:QUALIFIER]...\n"
-    "                   [options]\n"
+    "                   [--read-only] [options]\n"
     "\n"
-    "Serve every table of a Kiln data directory, read-only, over HTTP in the shape\n"
-    "of the HBase REST gateway, and optionally over the Redis protocol. A version\n"
+    "Serve every table of a Kiln data directory over HTTP in the shape of the HBase\n"
+    "REST gateway, and optionally over the Redis protocol, taking online writes into\n"
+    "the speed layer (its write-ahead log in DATA/wal; one server holds it). A version\n"
     "published by `kiln load` or `kiln rollback` is served within a second, after\n"
     "its indexes, blooms and hot rows are loaded; requests in flight finish on the\n"
     "version they started on. Runs in the foreground, logs to stderr; SIGTERM or\n"
     "SIGINT drains the connections and exits 0; SIGHUP checks the data directory\n"
     "for new tables and versions at once and goes on serving.\n"
     "\n"
-    "HTTP routes: HBase REST's read API. Representations by Accept: JSON (default;\n"
+    "HTTP routes: HBase REST's API. Representations by Accept: JSON (default;\n"
     "cells as {\"Row\":[{\"key\":B64,\"Cell\":[{\"column\":B64,\"timestamp\":N,\"$\":B64}]}]}),\n"
     "text/xml, application/x-protobuf (HBase's CellSet, Scanner, TableList,\n"
     "TableSchema, Version...) and application/octet-stream for one cell's value.\n"
@@ -63,11 +64,23 @@ static const char kiln_server_usage_text[] =
     "  GET /metrics /healthz /status Prometheus metrics, health, HTML status page\n"
     "filter= and a Scanner's filter take HBase REST's filter JSON (PrefixFilter,\n"
     "RowFilter, ValueFilter, SingleColumnValueFilter, FilterList, ...). A scanner\n"
-    "reads the version it was opened on to its end, across swaps. Writes (PUT,\n"
-    "POST, DELETE of cells) are 403 as on a read-only HBase gateway.\n"
+    "reads the version it was opened on to its end, across swaps.\n"
+    "Writes (HBase REST's RowResource; 403 with --read-only):\n"
+    "  PUT|POST /TABLE/ROW/FAMILY:QUALIFIER[/TS]  the body is the value\n"
+    "                                (Content-Type: application/octet-stream)\n"
+    "  PUT|POST /TABLE/ROW           a CellSet body (JSON, XML, protobuf by\n"
+    "                                Content-Type); /TABLE/fakerow for several rows\n"
+    "  DELETE /TABLE/ROW[/FAMILY[:QUALIFIER]][/TS]  the row, a family, a column\n"
+    "                                (every version, or those at or before TS)\n"
+    "  ?check=put|delete             check-and-put/delete: the CellSet's last cell is\n"
+    "                                the expected value; 304 when it differs\n"
+    "  ?check=increment|append       HBase counters (8-byte longs) / appends; &rr=true\n"
+    "                                answers the new values\n"
+    "  ?durability=SKIP_WAL|ASYNC_WAL|SYNC_WAL  (Kiln's; default: the table's)\n"
     "Keys in paths and queries are percent-encoded (/ : , must be: %2F %3A %2C).\n"
     "\n"
-    "Redis protocol (GET, MGET, EXISTS, PING, INFO, SELECT): database n is the n-th\n"
+    "Redis protocol (GET, MGET, EXISTS, PING, INFO, SELECT; SET, DEL, INCR, INCRBY,\n"
+    "DECR, DECRBY, APPEND, HSET, HGET, HGETALL, HDEL): database n is the n-th\n"
     "table in name order (SELECT 0, the default, is the first); a key TABLE/ROW\n"
     "whose prefix names a table reads that table instead. GET returns one column:\n"
     "the --resp-column given for the table, else a global one whose family the\n"
@@ -79,6 +92,10 @@ static const char kiln_server_usage_text[] =
     "  --resp-listen ADDR      also serve the Redis protocol on ADDR (e.g. 127.0.0.1:6380)\n"
     "  --resp-column SPEC      [TABLE=]FAMILY:QUALIFIER (qualifier in \\xNN form);\n"
     "                          repeatable\n"
+    "  --read-only             take no writes (REST 403, Redis -READONLY) and leave\n"
+    "                          the write-ahead log to another process\n"
+    "  --memstore-flush-mb N   flush a table's online writes to HFiles past N MiB\n"
+    "                          (default 64)\n"
     "  --threads N             worker threads (default: one per CPU)\n"
     "  --cache-mb N            cache budget in MiB, blocks and rows (default 1024)\n"
     "  --row-cache-mb N        the row cache's part of it (default a quarter; 0: off)\n"
@@ -116,7 +133,8 @@ static const char kiln_server_usage_text[] =
     "\n"
     "Addresses default to loopback; a non-loopback address is served with a\n"
     "warning. Exit status: 0 after a drain, 64 usage error, 69 address in use or\n"
-    "unavailable, 74 I/O error, 70 internal error.\n";
+    "unavailable, 75 the write-ahead log is held by another process, 74 I/O error,\n"
+    "70 internal error.\n";
 
 static int
 kiln_server_usage_error(const char *fmt, const char *arg)
@@ -151,7 +169,7 @@ main(int argc, char **argv)
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
         OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREPLY, OPT_DEADLINE, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE,
         OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN, OPT_QUIET, OPT_SCANMAX, OPT_SCANNERS,
-        OPT_SCANNER_IDLE
+        OPT_SCANNER_IDLE, OPT_READONLY, OPT_FLUSHMB
     };
     static const struct option opts[] = {
         {"data", required_argument, NULL, OPT_DATA},
@@ -178,6 +196,8 @@ main(int argc, char **argv)
         {"prefetch-ms", required_argument, NULL, OPT_PREFETCH},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"read-only", no_argument, NULL, OPT_READONLY},
+        {"memstore-flush-mb", required_argument, NULL, OPT_FLUSHMB},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -318,6 +338,15 @@ main(int argc, char **argv)
         case OPT_QUIET:
             slog_set_quiet(1);
             break;
+        case OPT_READONLY:
+            cfg.read_only = 1;
+            break;
+        case OPT_FLUSHMB:
+            if (kiln_server_u64(optarg, 1, 1u << 20, &v) != 0)
+                return kiln_server_usage_error("--memstore-flush-mb must be 1..1048576, got '%s'",
+                                               optarg);
+            cfg.memstore_flush_bytes = (size_t)v << 20;
+            break;
         case 'h':
             fputs(kiln_server_usage_text, stdout);
             return 0;
@@ -361,6 +390,12 @@ main(int argc, char **argv)
         free(columns);
         if (err.code == KILN_INVALID)
             return EX_USAGE;
+        if (err.code == KILN_BUSY) {
+            fprintf(stderr, "kiln-server: another process holds the write-ahead log; "
+                    "serve with --read-only, or stop it\n");
+            free(columns);
+            return EX_TEMPFAIL;
+        }
         if (err.code == KILN_NOT_FOUND || err.sys_errno != 0)
             return EX_UNAVAILABLE;
         return status_exit_code(err.code);
@@ -369,9 +404,10 @@ main(int argc, char **argv)
     views_table_info *infos;
     ntables = views_table_infos(server_views(s), &infos);
     free(infos);
-    slog_info("kiln-server %s serving %s (%zu table%s) over HTTP on %s (port %d), %d MiB cache",
-              KILN_VERSION, cfg.data_dir, ntables, ntables == 1 ? "" : "s", cfg.listen,
-              server_http_port(s), (int)cache_mb);
+    slog_info("kiln-server %s serving %s (%zu table%s%s) over HTTP on %s (port %d), %d MiB cache",
+              KILN_VERSION, cfg.data_dir, ntables, ntables == 1 ? "" : "s",
+              cfg.read_only ? ", read-only" : ", taking writes", cfg.listen, server_http_port(s),
+              (int)cache_mb);
     if (cfg.resp_listen != NULL)
         slog_info("Redis protocol on %s (port %d)", cfg.resp_listen, server_resp_port(s));
 

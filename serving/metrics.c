@@ -27,8 +27,8 @@ static const uint64_t metrics_bounds_us[METRICS_BUCKETS - 1] = {
 
 static const char *const metrics_route_names[ROUTE_COUNT_ALL] = {
     "tables", "version", "schema", "regions", "row", "multiget", "scan", "count", "metrics",
-    "healthz", "status", "scanner", "other", "resp_get", "resp_mget", "resp_exists", "resp_ping",
-    "resp_info", "resp_other"};
+    "healthz", "status", "scanner", "write", "other", "resp_get", "resp_mget", "resp_exists",
+    "resp_ping", "resp_info", "resp_write", "resp_other"};
 
 typedef _Atomic uint64_t metrics_counter;
 

@@ -30,12 +30,14 @@ typedef enum metrics_route {
     ROUTE_HEALTHZ,
     ROUTE_STATUS,
     ROUTE_SCANNER,        /* the stateful scanner protocol */
+    ROUTE_WRITE,          /* PUT, POST, DELETE of cells */
     ROUTE_OTHER,          /* unknown paths and unparsable requests */
     ROUTE_RESP_GET,
     ROUTE_RESP_MGET,
     ROUTE_RESP_EXISTS,
     ROUTE_RESP_PING,
     ROUTE_RESP_INFO,
+    ROUTE_RESP_WRITE,     /* SET, DEL, INCR..., HSET, HDEL */
     ROUTE_RESP_OTHER,
     ROUTE_COUNT_ALL
 } metrics_route;

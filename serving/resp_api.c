@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "serving/resp.h"
+#include "serving/resp_write.h"
 #include "serving/slog.h"
 #include "storage/hfile/cell.h"
 
@@ -98,45 +99,13 @@ resp_api_free(resp_api *a)
 static const resp_api_column *
 resp_api_column_for(const resp_api *a, views_entry *e)
 {
-    const resp_api_column *global = NULL;
-    const char *name = views_entry_name(e);
-    for (size_t i = 0; i < a->env->column_count; i++) {
-        const resp_api_column *c = &a->env->columns[i];
-        if (c->table[0] != '\0') {
-            if (strcmp(c->table, name) == 0)
-                return c;
-        } else if (global == NULL &&
-                   schema_find_family(views_entry_schema(e), (const uint8_t *)c->family,
-                                      strlen(c->family)) != NULL) {
-            global = c;
-        }
-    }
-    return global;
+    return resp_keys_column(a->env->columns, a->env->column_count, e);
 }
 
-/* Resolve key to a table entry and a row. Returns 0, or -1 with an error
- * message in *why. */
 static int
 resp_api_resolve(resp_api *a, kslice key, int db, views_entry **e, kslice *row, const char **why)
 {
-    const uint8_t *slash = memchr(key.p, '/', key.n);
-    if (slash != NULL && slash > key.p) {
-        views_entry *t = views_reader_find(a->reader, (const char *)key.p,
-                                           (size_t)(slash - key.p));
-        if (t != NULL) {
-            *e = t;
-            *row = kslice_make(slash + 1, key.n - (size_t)(slash - key.p) - 1);
-            return 0;
-        }
-    }
-    *e = views_reader_at(a->reader, (size_t)db);
-    if (*e == NULL) {
-        *why = "ERR no table for the selected database (SELECT n picks the n-th table "
-               "in name order)";
-        return -1;
-    }
-    *row = key;
-    return 0;
+    return resp_keys_resolve(a->reader, key, db, e, row, why);
 }
 
 /* Look the key up. *found = 1 with *value set when the column exists. */
@@ -281,6 +250,17 @@ resp_api_is_write(kslice cmd)
     return 0;
 }
 
+/* The write and hash commands (resp_write.h). 1 if cmd was one. */
+static int
+resp_api_write(resp_api *a, const kslice *argv, size_t argc, int db, kbuf *out)
+{
+    resp_write_ctx c = {a->env->speed, a->env->read_only, a->env->columns, a->env->column_count,
+                        a->reader, a->ctx, &a->tmp, 0};
+    int done = resp_write_handle(&c, argv, argc, db, out);
+    a->server_error |= c.server_error;
+    return done;
+}
+
 static int
 resp_api_db_number(kslice s, int *out)
 {
@@ -416,8 +396,16 @@ resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out
             resp_add_simple(out, "OK");
         else
             resp_add_error(out, "ERR unsupported CLIENT subcommand");
-    } else if (resp_api_is_write(cmd)) {
+    } else if (resp_api_write(a, argv, argc, *db, out)) {
+        route = ROUTE_RESP_WRITE;
+    } else if (resp_api_is_write(cmd) && (a->env->speed == NULL || a->env->read_only)) {
         resp_add_error(out, "READONLY kiln serves read-only views; publish data with kiln load");
+    } else if (resp_api_is_write(cmd)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "ERR kiln does not support '%.*s' (its writes: SET, DEL, INCR, "
+                 "INCRBY, DECR, DECRBY, APPEND, HSET, HDEL)", (int)(cmd.n > 32 ? 32 : cmd.n),
+                 (const char *)cmd.p);
+        resp_add_error(out, msg);
     } else {
         char msg[160];
         snprintf(msg, sizeof msg, "ERR unknown command '%.*s'",

@@ -1,7 +1,8 @@
 /* resp_api.h -- the Redis-protocol commands of kiln-server: GET, MGET,
  * EXISTS, PING, ECHO, INFO, SELECT, QUIT (and harmless replies to the
- * CONFIG GET / COMMAND / CLIENT calls that tools send on connect). Writes
- * answer -READONLY.
+ * CONFIG GET / COMMAND / CLIENT calls that tools send on connect), and the
+ * writes and hash commands of resp_write.h (SET, DEL, INCR..., HSET, ...),
+ * which answer -READONLY when the server has no speed layer.
  *
  * Keys map to rows:
  *   - a key "TABLE/ROW" whose part before the first '/' names a table
@@ -23,22 +24,19 @@
 #include <stdint.h>
 
 #include "serving/metrics.h"
+#include "serving/resp_keys.h"
 #include "serving/views.h"
 #include "storage/base/buf.h"
 #include "storage/store/schema.h"
 #include "storage/base/status.h"
+#include "storage/store/speed.h"
 
 #define RESP_API_COLUMNS_MAX 64
 
-typedef struct resp_api_column {
-    char table[SCHEMA_NAME_MAX + 1];        /* canonical; "" = every table */
-    char family[SCHEMA_FAMILY_NAME_MAX + 1];
-    uint8_t *qualifier;                     /* owned */
-    size_t qualifier_len;
-} resp_api_column;
-
 typedef struct resp_api_env {
     views *views;
+    kiln_speed *speed;                      /* the speed layer (reads and writes) */
+    int read_only;                          /* --read-only: writes answer -READONLY */
     metrics *metrics;
     resp_api_column columns[RESP_API_COLUMNS_MAX];
     size_t column_count;

@@ -110,6 +110,7 @@ struct worker {
 struct server {
     server_config cfg;
     views *views;
+    kiln_speed *speed;           /* the views' (read_only: replayed, the log not taken) */
     metrics *metrics;
     http_api_env env;
     resp_api_env renv;
@@ -983,6 +984,13 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     vo.poll_ms = cfg->poll_ms;
     vo.warm_ms = cfg->warm_ms;
     vo.prefetch_ms = cfg->prefetch_ms;
+    /* the views own the speed layer; read-only, they replay its log
+     * without taking it, so that writes made before are served */
+    vo.speed = 1;
+    speed_options_init(&vo.speed_opt);
+    vo.speed_opt.read_only = cfg->read_only;
+    if (cfg->memstore_flush_bytes > 0)
+        vo.speed_opt.memstore_flush_bytes = cfg->memstore_flush_bytes;
     s->metrics = metrics_new();
     kiln_status st;
     for (size_t i = 0; i < cfg->resp_column_count; i++) {
@@ -1002,6 +1010,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         st = server_bind(cfg->resp_listen, &s->workers[0].resp_fd, &s->resp_port, err);
     if (st == KILN_OK)
         st = views_open(cfg->data_dir, &vo, &s->views, err);
+    if (st == KILN_OK)
+        s->speed = views_speed(s->views);
     int setsize = cfg->max_conns + 64 + 2 * s->nworkers;
     for (int i = 0; i < s->nworkers; i++) {
         worker *w = &s->workers[i];
@@ -1050,8 +1060,12 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->env.scan_max_bytes = cfg->scan_max_bytes ? cfg->scan_max_bytes
                                                 : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
     s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);
+    s->env.speed = s->speed;
+    s->env.read_only = cfg->read_only;
     atomic_init(&s->env.draining, 0);
     s->renv.views = s->views;
+    s->renv.speed = s->speed;
+    s->renv.read_only = cfg->read_only;
     s->renv.metrics = s->metrics;
     snprintf(s->renv.listen, sizeof s->renv.listen, "%s", s->env.resp_listen);
     s->renv.threads = s->nworkers;

@@ -14,6 +14,11 @@
  * only after the error reply was sent and the client's leftover bytes were
  * drained (a lingering close), so the client sees the reply.
  *
+ * The server opens the data directory's speed layer (speed.h): it takes
+ * the write-ahead log at start (a second writer gets KILN_BUSY) and REST
+ * and Redis writes go to it; a read-only server replays the log without
+ * taking it and refuses writes.
+ *
  * server_shutdown (safe to call from a signal-watching thread) stops
  * accepting, lets in-flight requests finish and close their connections,
  * and makes server_wait return once every connection is gone or the drain
@@ -65,6 +70,8 @@ typedef struct server_config {
     long prefetch_ms;                 /* block prefetch budget of a swap (0: none) */
     const char *const *resp_columns;  /* "[TABLE=]FAMILY:QUALIFIER" */
     size_t resp_column_count;
+    int read_only;                    /* no speed layer: every write is refused */
+    size_t memstore_flush_bytes;      /* the speed layer's flush size (0: its default) */
 } server_config;
 
 void server_config_init(server_config *c);

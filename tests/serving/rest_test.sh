@@ -29,7 +29,8 @@ for i in $(seq 0 299); do printf 'r%04d\tf:q\t5\tPut\tone-%d\n' "$i" "$i"; done 
 touch "$T/j1/_SUCCESS" "$T/j2/_SUCCESS"
 "$KILN" load ns1:users "$T/j1" >/dev/null && "$KILN" load plain "$T/j2" >/dev/null ||
     { echo "0 passed, 1 failed"; exit 1; }
-"$BUILD/bin/kiln-server" --data "$T/data" --listen 127.0.0.1:0 --threads 2 --cache-mb 32 >"$T/log" 2>&1 &
+"$BUILD/bin/kiln-server" --data "$T/data" --listen 127.0.0.1:0 --threads 2 --cache-mb 32 --read-only \
+    >"$T/log" 2>&1 &
 SPID=$!
 for _ in $(seq 100); do grep -q 'over HTTP on' "$T/log" && break; sleep 0.05; done
 HP=$(sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$T/log" | head -1)

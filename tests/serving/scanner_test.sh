@@ -60,7 +60,7 @@ serve() {
     local log=$1
     shift
     "$B/bin/kiln-server" --data "$KILN_DATA" --listen 127.0.0.1:0 --threads 2 --cache-mb 32 \
-        --poll-ms 50 "$@" >"$log" 2>&1 &
+        --poll-ms 50 --read-only "$@" >"$log" 2>&1 &
     echo "$!" >>"$T/server.pids"
     for _ in $(seq 100); do grep -q 'over HTTP on' "$log" && break; sleep 0.05; done
     sed -nE 's/.*over HTTP on .* \(port ([0-9]+)\).*/\1/p' "$log" | head -1

@@ -107,7 +107,7 @@ expect_rc "load plain v1" 0 "$KILN" load plain "$J2"
 # ---------------------------------------------------------------- start
 LOG=$T/server.log
 "$SERVER" --data "$D" --listen 127.0.0.1:0 --resp-listen 127.0.0.1:0 --threads 2 \
-    --cache-mb 32 --scan-page-rows 4 --resp-column 'plain=f:q' >"$LOG" 2>&1 &
+    --cache-mb 32 --scan-page-rows 4 --resp-column 'plain=f:q' --read-only >"$LOG" 2>&1 &
 SPID=$!
 for _ in $(seq 100); do
     grep -q 'Redis protocol on' "$LOG" && break
