@@ -368,7 +368,7 @@ speed_read_column(speed_table *t, store_row_buf *rb, kslice row, const uint8_t *
 }
 
 /* Check m against the table before anything is written: valid cells of
- * known families. */
+ * known families. REQUIRES: t->mu held (the schema is t->files'). */
 static kiln_status
 speed_check_mutation(speed_table *t, const kiln_mutation *m, size_t *fam, kiln_err *err)
 {
@@ -434,15 +434,17 @@ speed_resolve_ts(speed_table *t, kiln_mutation *m, size_t *fam, kiln_err *err)
 }
 
 static kiln_durability
-speed_durability(const speed_table *t, kiln_durability d)
+speed_durability(speed_table *t, kiln_durability d)
 {
     if (d != KILN_DUR_DEFAULT)
         return d;
+    pthread_mutex_lock(&t->mu);
     const char *p = schema_get_prop(store_view_schema(t->files), "durability");
     kiln_durability td;
-    if (p != NULL && mutation_durability_parse(p, &td) == 0 && td != KILN_DUR_DEFAULT)
-        return td;
-    return KILN_DUR_SYNC_WAL;
+    if (p == NULL || mutation_durability_parse(p, &td) != 0 || td == KILN_DUR_DEFAULT)
+        td = KILN_DUR_SYNC_WAL;
+    pthread_mutex_unlock(&t->mu);
+    return td;
 }
 
 /* Number, log and add one checked mutation. REQUIRES: t->mu held; cells
@@ -478,8 +480,12 @@ speed_apply_locked(kiln_speed *s, speed_table *t, const kiln_mutation *m, const 
 static void
 speed_maybe_flush(kiln_speed *s, speed_table *t)
 {
-    if (s->o.memstore_flush_bytes == 0 ||
-        speed_memstores_bytes(t->active, t->nfam) < s->o.memstore_flush_bytes)
+    if (s->o.memstore_flush_bytes == 0)
+        return;
+    pthread_mutex_lock(&t->mu);
+    size_t bytes = speed_memstores_bytes(t->active, t->nfam);
+    pthread_mutex_unlock(&t->mu);
+    if (bytes < s->o.memstore_flush_bytes)
         return;
     if (s->flusher_running) {
         pthread_mutex_lock(&s->wake_mu);
@@ -546,9 +552,9 @@ speed_mutate(kiln_speed *s, const char *table, kiln_mutation *muts, size_t n, ki
     uint64_t lsn = 0;
     for (size_t i = 0; i < n && st == KILN_OK; i++) {
         size_t *fam = kiln_calloc(muts[i].count ? muts[i].count : 1, sizeof *fam);
+        pthread_mutex_lock(&t->mu);
         st = speed_check_mutation(t, &muts[i], fam, err);
         if (st == KILN_OK) {
-            pthread_mutex_lock(&t->mu);
             st = speed_resolve_ts(t, &muts[i], fam, err);
             if (st == KILN_OK && muts[i].count > 0) {
                 uint64_t l;
@@ -559,8 +565,8 @@ speed_mutate(kiln_speed *s, const char *table, kiln_mutation *muts, size_t n, ki
                         lsn = l;
                 }
             }
-            pthread_mutex_unlock(&t->mu);
         }
+        pthread_mutex_unlock(&t->mu);
         free(fam);
     }
     kiln_err e2;
@@ -668,22 +674,22 @@ speed_check_and_mutate(kiln_speed *s, const char *table, const speed_check *chk,
         return st;
     d = speed_durability(t, d);
     size_t *fam = kiln_calloc(m->count ? m->count : 1, sizeof *fam);
+    pthread_mutex_lock(&t->mu);
     st = speed_check_mutation(t, m, fam, err);
+    if (st == KILN_OK && schema_find_family(store_view_schema(t->files),
+                                            (const uint8_t *)chk->family,
+                                            strlen(chk->family)) == NULL)
+        st = status_set(err, KILN_INVALID, "table %s: no column family '%s'", t->name,
+                        chk->family);
     if (st != KILN_OK) {
+        pthread_mutex_unlock(&t->mu);
         free(fam);
         return st;
-    }
-    if (schema_find_family(store_view_schema(t->files), (const uint8_t *)chk->family,
-                           strlen(chk->family)) == NULL) {
-        free(fam);
-        return status_set(err, KILN_INVALID, "table %s: no column family '%s'", t->name,
-                          chk->family);
     }
     store_row_buf *rb = store_row_buf_new();
     speed_pending p;
     uint64_t lsn = 0;
     kbuf scratch = KBUF_INIT;
-    pthread_mutex_lock(&t->mu);
     kiln_cell cur;
     int found;
     st = speed_read_column(t, rb, mutation_row(m), (const uint8_t *)chk->family,
