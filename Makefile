@@ -239,6 +239,26 @@ $(BIN)/kiln-store-bench: $(BUILD)/obj/bench/store_bench.o $(BULKLOAD_LIB) $(STOR
 
 $(BUILD)/obj/bench/store_bench.o: CPPFLAGS += -Ibench
 
+# The speed layer's write path: random Puts per durability, Gets over full memstores.
+BENCH_PROGRAMS += $(BIN)/kiln-put-bench
+$(BIN)/kiln-put-bench: $(BUILD)/obj/bench/put_bench.o $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/obj/bench/put_bench.o: CPPFLAGS += -Ibench
+
+# Its RocksDB counterpart (our driver of the system librocksdb, scripts/put_bench.sh),
+# built when librocksdb-dev is installed (scripts/deps.sh --bench).
+ROCKSDB_H := $(firstword $(wildcard /usr/include/rocksdb/c.h /usr/local/include/rocksdb/c.h))
+ifneq ($(ROCKSDB_H),)
+BENCH_PROGRAMS += $(BIN)/rocks-put-bench
+$(BIN)/rocks-put-bench: $(BUILD)/obj/bench/rocks_put_bench.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lrocksdb
+
+$(BUILD)/obj/bench/rocks_put_bench.o: CPPFLAGS += -Ibench
+endif
+
 bench: all $(BENCH_PROGRAMS)
 
 # ---------------------------------------------------------------- install, hygiene
