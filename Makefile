@@ -7,7 +7,8 @@
 #   make test                 build and run the whole test suite
 #   make SANITIZER=address    the same suite under ASan (also: undefined; thread runs the
 #                             threaded programs and the server scripts)
-#   make bench                build the benchmark programs
+#   make bench                build the benchmark programs (scripts/bench.sh and
+#                             scripts/put_bench.sh run them against the peers)
 #   make fuzz                 build the libFuzzer targets (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make check-deps           check that the layers include and link one way only,
