@@ -7,7 +7,8 @@
 #   make test                 build and run the whole test suite
 #   make SANITIZER=address    the same suite under ASan (also: undefined; thread runs the
 #                             threaded programs and the server scripts)
-#   make bench                build the benchmark programs
+#   make bench                build the benchmark programs (scripts/bench.sh and
+#                             scripts/put_bench.sh run them against the peers)
 #   make fuzz                 build the libFuzzer targets (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make check-deps           check that the layers include and link one way only,
@@ -241,6 +242,26 @@ $(BIN)/kiln-store-bench: $(BUILD)/obj/bench/store_bench.o $(BULKLOAD_LIB) $(STOR
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/obj/bench/store_bench.o: CPPFLAGS += -Ibench
+
+# The speed layer's write path: random Puts per durability, Gets over full memstores.
+BENCH_PROGRAMS += $(BIN)/kiln-put-bench
+$(BIN)/kiln-put-bench: $(BUILD)/obj/bench/put_bench.o $(STORAGE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/obj/bench/put_bench.o: CPPFLAGS += -Ibench
+
+# Its RocksDB counterpart (our driver of the system librocksdb, scripts/put_bench.sh),
+# built when librocksdb-dev is installed (scripts/deps.sh --bench).
+ROCKSDB_H := $(firstword $(wildcard /usr/include/rocksdb/c.h /usr/local/include/rocksdb/c.h))
+ifneq ($(ROCKSDB_H),)
+BENCH_PROGRAMS += $(BIN)/rocks-put-bench
+$(BIN)/rocks-put-bench: $(BUILD)/obj/bench/rocks_put_bench.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lrocksdb
+
+$(BUILD)/obj/bench/rocks_put_bench.o: CPPFLAGS += -Ibench
+endif
 
 bench: all $(BENCH_PROGRAMS)
 

@@ -10,6 +10,8 @@
 #   scripts/bench.sh [--rows N] [--runs R] [--ops K] [--scan-ops K] [--dir DIR]
 #                    [--peers PEERS]
 #   scripts/bench.sh --summarize LOGDIR     (summary of an earlier run's logs)
+#   scripts/bench.sh --suite put [ARGS]     (the speed layer's Puts against RocksDB
+#                                            and Redis: scripts/put_bench.sh ARGS)
 #
 # Defaults: 10M rows, 3 runs, 2M Gets per thread, 200k scans, data in
 # $BENCH_DIR or /tmp/kiln-bench, PEERS $KILN_PEERS or ../shared/bench/peers
@@ -28,9 +30,17 @@ DIR=${BENCH_DIR:-/tmp/kiln-bench}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
 
 usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
 }
 SUMMARIZE=
+
+if [ "${1:-}" = --suite ]; then
+    case ${2:-} in
+    put) shift 2; exec scripts/put_bench.sh "$@" ;;
+    read) shift 2 ;;
+    *) echo "bench.sh: --suite takes put or read, not '${2:-}'" >&2; exit 64 ;;
+    esac
+fi
 
 while [ $# -gt 0 ]; do
     case $1 in
