@@ -116,7 +116,7 @@ kiln_cell
 mutation_cell(const kiln_mutation *m, size_t i)
 {
     const kiln_mut_cell *mc = &m->cells[i];
-    const uint8_t *b = m->bytes.data;
+    const uint8_t *b = m->bytes.data != NULL ? m->bytes.data : (const uint8_t *)"";
     kiln_cell c;
     memset(&c, 0, sizeof c);
     c.row = b;

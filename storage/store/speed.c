@@ -1428,6 +1428,15 @@ speed_replay_one(void *arg, const char *table, uint64_t seq, const void *p, size
     kiln_status st = mutation_decode(b + 8, n - 8, what, &m, &used, err);
     if (st != KILN_OK)
         return st;
+    kiln_err e3;
+    status_clear(&e3);
+    if (used != n - 8 || mutation_validate(&m, &e3) != KILN_OK) {
+        mutation_free(&m);
+        if (used != n - 8)
+            return status_set(err, KILN_CORRUPTION, "%s: %zu bytes after its mutation", what,
+                              n - 8 - used);
+        return status_set(err, KILN_CORRUPTION, "%s: %s", what, e3.msg);
+    }
     const kiln_schema *s = store_view_schema(t->files);
     pthread_mutex_lock(&t->mu);
     memstore **into = speed_replay_target(t, base, seq);
