@@ -404,8 +404,10 @@ static const char cmd_regions_usage_text[] =
     "Usage: kiln regions TABLE\n"
     "\n"
     "List the regions of the current version: index, start key (inclusive), end\n"
-    "key (exclusive), HFiles and their bytes, tab-separated under a header.\n"
-    "Keys are in printable form; an empty key is unbounded.\n";
+    "key (exclusive), HFiles and their bytes, and how many of those HFiles the\n"
+    "speed layer wrote (flushes of online writes and their compactions; '-'\n"
+    "with --server, which does not say), tab-separated under a header. Keys\n"
+    "are in printable form; an empty key is unbounded.\n";
 
 /* `kiln --server ADDR regions TABLE`: the same table from the server. */
 static int
@@ -427,13 +429,13 @@ cmd_regions_remote(const char *server, const char *table)
     cli_out o;
     cli_out_init(&o, STDOUT_FILENO);
     cli_out_printf(&o, "# table %s, version %llu\n", name, (unsigned long long)version);
-    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\n");
+    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\tSPEED_FILES\n");
     for (size_t i = 0; i < n; i++) {
         cli_out_printf(&o, "%zu\t", i);
         cli_out_binary(&o, regs[i].start.data, regs[i].start.len);
         cli_out_str(&o, "\t");
         cli_out_binary(&o, regs[i].end.data, regs[i].end.len);
-        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\n", regs[i].files, regs[i].bytes);
+        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\t-\n", regs[i].files, regs[i].bytes);
     }
     cli_out_printf(&o, "%zu row(s)\n", n);
     remote_regions_free(regs, n);
@@ -470,7 +472,8 @@ cmd_regions(const cli_globals *g, int argc, char **argv)
     cli_out_init(&o, STDOUT_FILENO);
     cli_out_printf(&o, "# table %s, version %llu\n", store_view_schema(v)->name,
                    (unsigned long long)store_view_version(v));
-    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\n");
+    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\tSPEED_FILES\n");
+    const manifest *m = store_view_manifest(v);
     for (size_t i = 0; i < store_view_region_count(v); i++) {
         kslice a = store_view_region_start(v, i), b = store_view_region_end(v, i);
         size_t files;
@@ -479,7 +482,11 @@ cmd_regions(const cli_globals *g, int argc, char **argv)
         cli_out_binary(&o, a.p, a.n);
         cli_out_str(&o, "\t");
         cli_out_binary(&o, b.p, b.n);
-        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\n", files, bytes);
+        size_t speed = 0;
+        for (size_t k = 0; m != NULL && i < m->tables[0].region_count &&
+                           k < m->tables[0].regions[i].file_count; k++)
+            speed += (m->tables[0].regions[i].files[k].flags & MANIFEST_FILE_SPEED) != 0;
+        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\t%zu\n", files, bytes, speed);
     }
     cli_out_printf(&o, "%zu row(s)\n", store_view_region_count(v));
     store_view_unref(v);
