@@ -20,6 +20,7 @@
 #include "storage/hfile/cell.h"
 #include "storage/base/env.h"
 #include "storage/store/manifest.h"
+#include "storage/store/mutation.h"
 #include "storage/store/schema.h"
 #include "storage/store/store_index_def.h"
 #include "storage/store/store_view.h"
@@ -80,6 +81,7 @@ cmd_table_finish(cli_out *o)
 static const char cmd_create_usage_text[] =
     "Usage: kiln create TABLE --family NAME[:key=value,...]... [--split KEY]...\n"
     "                   [--splits-file FILE] [--keep-versions N] [--salt-buckets N]\n"
+    "                   [--property KEY=VALUE]...\n"
     "\n"
     "Create a table (namespace:table; the namespace defaults to 'default') with\n"
     "its column families and the split keys that cut it into regions. Region i\n"
@@ -103,6 +105,10 @@ static const char cmd_create_usage_text[] =
     "                      key order. Without --split the table gets one region per\n"
     "                      bucket (split keys \\x01 .. N-1); split keys given are\n"
     "                      stored keys, bucket byte first.\n"
+    "  --property KEY=VALUE  a table property; repeatable. Kiln reads durability\n"
+    "                      (SYNC_WAL, ASYNC_WAL or SKIP_WAL: online writes'\n"
+    "                      default) and max_region_bytes (split regions past this\n"
+    "                      size after flushes); see docs/speed-layer.md\n"
     "\n"
     "Example: kiln create ns:events --family d:versions=3,ttl=86400 --split m\n"
     "         kiln create ns:logs --family d --salt-buckets 16\n";
@@ -154,6 +160,7 @@ cmd_create(const cli_globals *g, int argc, char **argv)
         {"splits-file", required_argument, NULL, 'S'},
         {"keep-versions", required_argument, NULL, 'k'},
         {"salt-buckets", required_argument, NULL, 'B'},
+        {"property", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -191,6 +198,27 @@ cmd_create(const cli_globals *g, int argc, char **argv)
             else
                 s.salt_buckets = (uint32_t)n;
             break;
+        case 'P': {
+            const char *eq = strchr(optarg, '=');
+            char key[64];
+            if (eq == NULL || eq == optarg || (size_t)(eq - optarg) >= sizeof key) {
+                rc = cli_usage_error("create", "--property takes KEY=VALUE, got '%s'", optarg);
+                break;
+            }
+            memcpy(key, optarg, (size_t)(eq - optarg));
+            key[eq - optarg] = '\0';
+            kiln_durability d;
+            if (strcmp(key, "durability") == 0 && mutation_durability_parse(eq + 1, &d) != 0)
+                rc = cli_usage_error("create", "durability must be SYNC_WAL, ASYNC_WAL or "
+                                               "SKIP_WAL, got '%s'", eq + 1);
+            else if (strcmp(key, "max_region_bytes") == 0 &&
+                     (cli_parse_u64(eq + 1, &n) != 0 || n == 0))
+                rc = cli_usage_error("create", "max_region_bytes must be a positive number of "
+                                               "bytes, got '%s'", eq + 1);
+            else
+                schema_set_prop(&s, key, eq + 1);
+            break;
+        }
         case 'h':
             fputs(cmd_create_usage_text, stdout);
             rc = 0;

@@ -67,6 +67,11 @@ check "split: more regions ($r0 before)" test "$(nregions regions t)" -gt "$r0"
 check "split keeps every read" cmp -s "$T/scan0" "$T/scan2"
 check "split with no threshold: nothing" sh -c "'$KILN' split t | grep -q '^No region of t to split'"
 
+"$KILN" create big --family f --property max_region_bytes=1024 >/dev/null
+for i in 1 2 3 4 5 6; do "$KILN" put big "k$i" f:q "v$i" >/dev/null; done
+"$KILN" flush big >/dev/null
+check "split by the table's max_region_bytes" sh -c "'$KILN' split big | grep -q '^Split big as version'"
+check "create --property durability=X: 64" sh -c "'$KILN' create bad --family f --property durability=X 2>/dev/null; test \$? -eq 64"
 check "flush of an unknown table: 66" sh -c "'$KILN' flush nope 2>/dev/null; test \$? -eq 66"
 check "split --max-bytes x: 64" sh -c "'$KILN' split t --max-bytes x 2>/dev/null; test \$? -eq 64"
 check "flush --major: 64" sh -c "'$KILN' flush t --major 2>/dev/null; test \$? -eq 64"
