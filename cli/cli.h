@@ -18,6 +18,7 @@
 
 #include "storage/base/buf.h"
 #include "storage/base/status.h"
+#include "storage/store/speed.h"
 
 #define CLI_PROG "kiln"
 
@@ -51,6 +52,18 @@ int cmd_exists(const cli_globals *g, int argc, char **argv);
 int cmd_put(const cli_globals *g, int argc, char **argv);
 int cmd_delete(const cli_globals *g, int argc, char **argv);
 int cmd_incr(const cli_globals *g, int argc, char **argv);
+/* cmd_admin.c: the speed layer's maintenance */
+int cmd_flush(const cli_globals *g, int argc, char **argv);
+int cmd_compact(const cli_globals *g, int argc, char **argv);
+int cmd_split(const cli_globals *g, int argc, char **argv);
+
+/* cmd_write.c: open the data directory's speed layer to change it (no
+ * background flusher). -1 when open; else the exit code, the message
+ * printed: 75 (EX_TEMPFAIL) when a kiln-server holds the write-ahead log,
+ * telling the user to VERB through it with --server. */
+int cli_speed_open(const cli_globals *g, const char *verb, block_cache **cache, kiln_speed **s);
+/* Close what cli_speed_open opened (the log synced, memstores kept in it). */
+void cli_speed_close(block_cache *cache, kiln_speed *s);
 
 /* ------------------------------------------------------------------ output */
 

@@ -4,7 +4,9 @@
  * index it belongs to, its family, the regions its rows span and what the
  * load would do with it) and writes nothing.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,11 +17,13 @@
 
 #include "bulkload/bulkload.h"
 #include "cli/cli.h"
+#include "serving/json.h"
 #include "storage/base/env.h"
 
 static const char cmd_load_usage_text[] =
     "Usage: kiln load TABLE JOB_OUTPUT_DIR [--replace | --append] [--dry-run]\n"
     "                 [--no-split] [--verify] [--wait[=SECONDS]] [--max-open-files N]\n"
+    "                 [--covers-until TS|now|report]\n"
     "\n"
     "Publish a job's HFile output (FAMILY/HFILE directories and _SUCCESS) as a new\n"
     "view version of TABLE, all regions and families at once: readers see the\n"
@@ -45,6 +49,14 @@ static const char cmd_load_usage_text[] =
     "                    (default: fail at once with exit status 75)\n"
     "  --max-open-files N  keep at most N HFiles open at once (default: half the\n"
     "                    open-file limit, ulimit -n); others are reopened as needed\n"
+    "  --covers-until TS  a covering load: the output already holds what online\n"
+    "                    writes made before it with timestamps <= TS changed, so\n"
+    "                    those writes are retired (no longer read) with the old\n"
+    "                    batch view; later writes, and earlier writes stamped\n"
+    "                    after TS, stay visible. TS: milliseconds since the\n"
+    "                    epoch, `now`, or `report`: the job's clock (job_time_ms\n"
+    "                    of JOB_OUTPUT_DIR/_job.json, taken before it read its\n"
+    "                    input). See docs/speed-layer.md\n"
     "\n"
     "Exit status: 0 loaded (or already loaded); 3 the new version is published\n"
     "and current, but the directory fsync after publishing it failed, so it may\n"
@@ -75,6 +87,63 @@ cmd_load_step(void *arg, const char *step)
     }
     if (s->stop != NULL && strcmp(s->stop, step) == 0)
         raise(SIGSTOP);
+}
+
+/* --covers-until's value: ms, "now", or "report" (the job report's
+ * job_time_ms). -1 to go on, else an exit code. */
+static int
+cmd_load_covers(const char *arg, const char *job, int64_t *out)
+{
+    uint64_t v;
+    if (strcmp(arg, "now") == 0) {
+        *out = table_now_ms();
+        return -1;
+    }
+    if (strcmp(arg, "report") != 0) {
+        if (cli_parse_u64(arg, &v) != 0 || v >= (uint64_t)INT64_MAX)
+            return cli_usage_error("load", "--covers-until takes milliseconds since the epoch, "
+                                           "now or report, got '%s'", arg);
+        *out = (int64_t)v;
+        return -1;
+    }
+    char path[PATH_MAX];
+    kbuf text = KBUF_INIT;
+    kiln_err err;
+    status_clear(&err);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", job, BULKLOAD_JOB_REPORT) >= sizeof path) {
+        status_set(&err, KILN_INVALID, "%s: path too long", job);
+    } else {
+        FILE *f = fopen(path, "rb");
+        if (f == NULL) {
+            status_set(&err, KILN_NOT_FOUND, "%s: %s (--covers-until report needs the job's "
+                       "report)", path, strerror(errno));
+        } else {
+            char chunk[4096];
+            size_t n;
+            while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+                buf_append(&text, chunk, n);
+            if (ferror(f))
+                status_set(&err, KILN_IO, "%s: read failed", path);
+            fclose(f);
+        }
+    }
+    json_doc *d = NULL;
+    int64_t t = -1;
+    if (err.code == KILN_OK) {
+        kiln_err jerr;
+        status_clear(&jerr);
+        if (json_parse((const char *)text.data, text.len, &d, &jerr) != KILN_OK)
+            status_set(&err, KILN_CORRUPTION, "%s: %s", path, jerr.msg);
+        else if (json_int(json_get(json_root(d), "job_time_ms"), &t) != 0 || t < 0)
+            status_set(&err, KILN_CORRUPTION, "%s: no job_time_ms (the job's clock) to cover "
+                       "until", path);
+    }
+    json_doc_free(d);
+    buf_free(&text);
+    if (err.code != KILN_OK)
+        return cli_report(&err);
+    *out = t;
+    return -1;
 }
 
 static void
@@ -116,12 +185,14 @@ cmd_load(const cli_globals *g, int argc, char **argv)
         {"verify", no_argument, NULL, 'v'},
         {"wait", optional_argument, NULL, 'w'},
         {"max-open-files", required_argument, NULL, 'm'},
+        {"covers-until", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bulkload_options bo;
     bulkload_options_init(&bo);
     int modes = 0;
+    const char *covers = NULL;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -157,6 +228,9 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                 return cli_usage_error("load", "--max-open-files takes 8..1000000");
             env_set_max_open_files((long)secs);
             break;
+        case 'c':
+            covers = optarg;
+            break;
         case 'h':
             fputs(cmd_load_usage_text, stdout);
             return 0;
@@ -174,6 +248,12 @@ cmd_load(const cli_globals *g, int argc, char **argv)
     if (g->server != NULL)
         return cli_usage_error("load", "--server is not supported by load; use --data DIR");
     const char *table = argv[optind], *job = argv[optind + 1];
+    if (covers != NULL) {
+        int rc = cmd_load_covers(covers, job, &bo.covers_until);
+        if (rc >= 0)
+            return rc;
+        bo.covers = 1;
+    }
 
     cmd_load_steps steps = {-1, getenv("KILN_TEST_STEP_STOP")};
     const char *step_fd = getenv("KILN_TEST_STEP_FD");
@@ -230,6 +310,9 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                        "skipped; %zu region(s), %" PRIu64 " cells, %" PRIu64 " bytes\n",
                        r.file_count, r.linked, r.copied, r.split, r.pieces, r.skipped,
                        r.regions_loaded, r.cells, r.bytes);
+        if (bo.covers)
+            cli_out_printf(&o, "  covers online writes made before it with timestamps <= %"
+                           PRId64 " (they are retired)\n", bo.covers_until);
         if (r.index_count > 0) {
             cli_out_printf(&o, "  %zu index(es) published with the table:", r.index_count);
             for (size_t i = 0; i < r.index_count; i++)

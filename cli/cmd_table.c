@@ -20,6 +20,7 @@
 #include "storage/hfile/cell.h"
 #include "storage/base/env.h"
 #include "storage/store/manifest.h"
+#include "storage/store/mutation.h"
 #include "storage/store/schema.h"
 #include "storage/store/store_index_def.h"
 #include "storage/store/store_view.h"
@@ -80,6 +81,7 @@ cmd_table_finish(cli_out *o)
 static const char cmd_create_usage_text[] =
     "Usage: kiln create TABLE --family NAME[:key=value,...]... [--split KEY]...\n"
     "                   [--splits-file FILE] [--keep-versions N] [--salt-buckets N]\n"
+    "                   [--property KEY=VALUE]...\n"
     "\n"
     "Create a table (namespace:table; the namespace defaults to 'default') with\n"
     "its column families and the split keys that cut it into regions. Region i\n"
@@ -103,6 +105,10 @@ static const char cmd_create_usage_text[] =
     "                      key order. Without --split the table gets one region per\n"
     "                      bucket (split keys \\x01 .. N-1); split keys given are\n"
     "                      stored keys, bucket byte first.\n"
+    "  --property KEY=VALUE  a table property; repeatable. Kiln reads durability\n"
+    "                      (SYNC_WAL, ASYNC_WAL or SKIP_WAL: online writes'\n"
+    "                      default) and max_region_bytes (split regions past this\n"
+    "                      size after flushes); see docs/speed-layer.md\n"
     "\n"
     "Example: kiln create ns:events --family d:versions=3,ttl=86400 --split m\n"
     "         kiln create ns:logs --family d --salt-buckets 16\n";
@@ -154,6 +160,7 @@ cmd_create(const cli_globals *g, int argc, char **argv)
         {"splits-file", required_argument, NULL, 'S'},
         {"keep-versions", required_argument, NULL, 'k'},
         {"salt-buckets", required_argument, NULL, 'B'},
+        {"property", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -191,6 +198,27 @@ cmd_create(const cli_globals *g, int argc, char **argv)
             else
                 s.salt_buckets = (uint32_t)n;
             break;
+        case 'P': {
+            const char *eq = strchr(optarg, '=');
+            char key[64];
+            if (eq == NULL || eq == optarg || (size_t)(eq - optarg) >= sizeof key) {
+                rc = cli_usage_error("create", "--property takes KEY=VALUE, got '%s'", optarg);
+                break;
+            }
+            memcpy(key, optarg, (size_t)(eq - optarg));
+            key[eq - optarg] = '\0';
+            kiln_durability d;
+            if (strcmp(key, "durability") == 0 && mutation_durability_parse(eq + 1, &d) != 0)
+                rc = cli_usage_error("create", "durability must be SYNC_WAL, ASYNC_WAL or "
+                                               "SKIP_WAL, got '%s'", eq + 1);
+            else if (strcmp(key, "max_region_bytes") == 0 &&
+                     (cli_parse_u64(eq + 1, &n) != 0 || n == 0))
+                rc = cli_usage_error("create", "max_region_bytes must be a positive number of "
+                                               "bytes, got '%s'", eq + 1);
+            else
+                schema_set_prop(&s, key, eq + 1);
+            break;
+        }
         case 'h':
             fputs(cmd_create_usage_text, stdout);
             rc = 0;
@@ -404,8 +432,10 @@ static const char cmd_regions_usage_text[] =
     "Usage: kiln regions TABLE\n"
     "\n"
     "List the regions of the current version: index, start key (inclusive), end\n"
-    "key (exclusive), HFiles and their bytes, tab-separated under a header.\n"
-    "Keys are in printable form; an empty key is unbounded.\n";
+    "key (exclusive), HFiles and their bytes, and how many of those HFiles the\n"
+    "speed layer wrote (flushes of online writes and their compactions; '-'\n"
+    "with --server, which does not say), tab-separated under a header. Keys\n"
+    "are in printable form; an empty key is unbounded.\n";
 
 /* `kiln --server ADDR regions TABLE`: the same table from the server. */
 static int
@@ -427,13 +457,13 @@ cmd_regions_remote(const char *server, const char *table)
     cli_out o;
     cli_out_init(&o, STDOUT_FILENO);
     cli_out_printf(&o, "# table %s, version %llu\n", name, (unsigned long long)version);
-    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\n");
+    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\tSPEED_FILES\n");
     for (size_t i = 0; i < n; i++) {
         cli_out_printf(&o, "%zu\t", i);
         cli_out_binary(&o, regs[i].start.data, regs[i].start.len);
         cli_out_str(&o, "\t");
         cli_out_binary(&o, regs[i].end.data, regs[i].end.len);
-        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\n", regs[i].files, regs[i].bytes);
+        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\t-\n", regs[i].files, regs[i].bytes);
     }
     cli_out_printf(&o, "%zu row(s)\n", n);
     remote_regions_free(regs, n);
@@ -470,7 +500,8 @@ cmd_regions(const cli_globals *g, int argc, char **argv)
     cli_out_init(&o, STDOUT_FILENO);
     cli_out_printf(&o, "# table %s, version %llu\n", store_view_schema(v)->name,
                    (unsigned long long)store_view_version(v));
-    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\n");
+    cli_out_str(&o, "REGION\tSTART_KEY\tEND_KEY\tFILES\tBYTES\tSPEED_FILES\n");
+    const manifest *m = store_view_manifest(v);
     for (size_t i = 0; i < store_view_region_count(v); i++) {
         kslice a = store_view_region_start(v, i), b = store_view_region_end(v, i);
         size_t files;
@@ -479,7 +510,11 @@ cmd_regions(const cli_globals *g, int argc, char **argv)
         cli_out_binary(&o, a.p, a.n);
         cli_out_str(&o, "\t");
         cli_out_binary(&o, b.p, b.n);
-        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\n", files, bytes);
+        size_t speed = 0;
+        for (size_t k = 0; m != NULL && i < m->tables[0].region_count &&
+                           k < m->tables[0].regions[i].file_count; k++)
+            speed += (m->tables[0].regions[i].files[k].flags & MANIFEST_FILE_SPEED) != 0;
+        cli_out_printf(&o, "\t%zu\t%" PRIu64 "\t%zu\n", files, bytes, speed);
     }
     cli_out_printf(&o, "%zu row(s)\n", store_view_region_count(v));
     store_view_unref(v);

@@ -135,9 +135,8 @@ cmd_write_bytes(const char *ctx, const char *what, const char *text, size_t max,
     return -1;
 }
 
-/* Open the speed layer of the data directory for writing. */
-static int
-cmd_write_open(const cli_globals *g, block_cache **cache, kiln_speed **s)
+int
+cli_speed_open(const cli_globals *g, const char *verb, block_cache **cache, kiln_speed **s)
 {
     kiln_err err;
     status_clear(&err);
@@ -147,9 +146,9 @@ cmd_write_open(const cli_globals *g, block_cache **cache, kiln_speed **s)
     o.flush_check_ms = 0;
     kiln_status st = speed_open(g->data_dir, *cache, &o, s, &err);
     if (st == KILN_BUSY) {
-        fprintf(stderr, "%s: %s\n%s: a kiln-server holds the write-ahead log of %s: write "
+        fprintf(stderr, "%s: %s\n%s: a kiln-server holds the write-ahead log of %s: %s "
                 "through it with --server HOST:PORT\n", CLI_PROG, err.msg, CLI_PROG,
-                g->data_dir);
+                g->data_dir, verb);
         block_cache_free(*cache);
         *cache = NULL;
         return EX_TEMPFAIL;
@@ -162,8 +161,8 @@ cmd_write_open(const cli_globals *g, block_cache **cache, kiln_speed **s)
     return -1;
 }
 
-static void
-cmd_write_close(block_cache *cache, kiln_speed *s)
+void
+cli_speed_close(block_cache *cache, kiln_speed *s)
 {
     speed_close(s);
     block_cache_free(cache);
@@ -226,7 +225,7 @@ cmd_put(const cli_globals *g, int argc, char **argv)
     } else if (rc < 0) {
         block_cache *cache;
         kiln_speed *s;
-        if ((rc = cmd_write_open(g, &cache, &s)) < 0) {
+        if ((rc = cli_speed_open(g, "write", &cache, &s)) < 0) {
             size_t fl = strlen(family);
             kiln_mutation m;
             mutation_init(&m, row.data, row.len);
@@ -234,7 +233,7 @@ cmd_put(const cli_globals *g, int argc, char **argv)
                          val.len);
             rc = speed_mutate(s, table, &m, 1, a.dur, &err) == KILN_OK ? 0 : cli_report(&err);
             mutation_free(&m);
-            cmd_write_close(cache, s);
+            cli_speed_close(cache, s);
         }
     }
     buf_free(&row);
@@ -274,7 +273,7 @@ cmd_delete(const cli_globals *g, int argc, char **argv)
         if (remote_writer_open(g->server, &w, &err) != KILN_OK)
             rc = cli_report(&err);
     } else if (rc < 0) {
-        rc = cmd_write_open(g, &cache, &s);
+        rc = cli_speed_open(g, "write", &cache, &s);
     }
     if (rc < 0 && nargs == 2) {
         /* the row: every family (the server lists them; embedded, the schema) */
@@ -318,7 +317,7 @@ cmd_delete(const cli_globals *g, int argc, char **argv)
     mutation_free(&m);
     remote_writer_close(w);
     if (s != NULL)
-        cmd_write_close(cache, s);
+        cli_speed_close(cache, s);
     buf_free(&row);
     buf_free(&col);
     return rc;
@@ -366,12 +365,12 @@ cmd_incr(const cli_globals *g, int argc, char **argv)
     } else if (rc < 0) {
         block_cache *cache;
         kiln_speed *s;
-        if ((rc = cmd_write_open(g, &cache, &s)) < 0) {
+        if ((rc = cli_speed_open(g, "write", &cache, &s)) < 0) {
             size_t fl = strlen(family);
             speed_incr in = {family, col.data + fl + 1, col.len - fl - 1, delta};
             if (speed_increment(s, table, row.data, row.len, &in, 1, a.dur, &v, &err) != KILN_OK)
                 rc = cli_report(&err);
-            cmd_write_close(cache, s);
+            cli_speed_close(cache, s);
         }
     }
     if (rc < 0) {

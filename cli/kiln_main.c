@@ -37,6 +37,9 @@ static const kiln_command kiln_commands[] = {
     {"put", cmd_put, "write one cell (online, into the speed layer)"},
     {"delete", cmd_delete, "delete a row, a family or a column"},
     {"incr", cmd_incr, "add to an 8-byte counter"},
+    {"flush", cmd_flush, "write a table's online writes to HFiles as a new version"},
+    {"compact", cmd_compact, "merge a table's files per region and family (--major: all)"},
+    {"split", cmd_split, "split regions past a size at their middle row"},
     {"hfile", cmd_hfile, "dump, inspect, check and write HFile v3 files"},
 };
 
@@ -65,7 +68,7 @@ kiln_usage(FILE *f)
             "                       (TLS is verified against the system CAs or $KILN_CA_FILE;\n"
             "                       $KILN_INSECURE_TLS=1 skips the check). get, multiget,\n"
             "                       exists, scan, count, list, describe, regions, put,\n"
-            "                       delete and incr\n"
+            "                       delete, incr, flush, compact and split\n"
             "  -h, --help           this help\n"
             "  -V, --version        print the version\n"
             "\n"
@@ -75,7 +78,8 @@ kiln_usage(FILE *f)
             "Exit status: 0 success (exists: 1 for a table that does not exist), 64 usage\n"
             "error, 65 bad data, 66 missing input,\n"
             "70 internal error, 74 I/O error, 75 the data directory's write-ahead log is\n"
-            "held by a running kiln-server (write with --server).\n");
+            "held by a running kiln-server (put, delete, incr, flush, compact and split:\n"
+            "use --server).\n");
 }
 
 static const kiln_command *

@@ -182,3 +182,37 @@ remote_incr(remote_writer *w, const char *table, kslice row, kslice column, int6
     json_doc_free(root);
     return st;
 }
+
+kiln_status
+remote_admin(remote_writer *w, const char *table, speed_admin_op op, int major,
+             uint64_t max_bytes, speed_admin_result *r, kiln_err *err)
+{
+    buf_reset(&w->target);
+    buf_append_u8(&w->target, '/');
+    http_pct_encode(&w->target, (const uint8_t *)table, strlen(table));
+    buf_append(&w->target, "/_admin/", 8);
+    const char *name = speed_admin_op_name(op);
+    buf_append(&w->target, name, strlen(name));
+    if (op == SPEED_ADMIN_COMPACT && major)
+        remote_write_query(w, "major=true");
+    if (op == SPEED_ADMIN_SPLIT && max_bytes > 0) {
+        char q[48];
+        snprintf(q, sizeof q, "max_bytes=%" PRIu64, max_bytes);
+        remote_write_query(w, q);
+    }
+    buf_append_u8(&w->target, '\0');
+    const rest_http_response *resp;
+    kiln_status st = rest_http_request(w->http, "POST", (const char *)w->target.data,
+                                       "application/json", "application/json", "", 0, &resp,
+                                       err);
+    if (st == KILN_OK)
+        st = remote_write_judge(w, resp, err);
+    if (st != KILN_OK)
+        return st;
+    kiln_err jerr;
+    status_clear(&jerr);
+    st = speed_admin_from_json((const char *)resp->body.data, resp->body.len, r, &jerr);
+    if (st != KILN_OK)
+        return status_set(err, st, "%s: %s", rest_http_name(w->http), jerr.msg);
+    return KILN_OK;
+}

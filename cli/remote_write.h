@@ -9,6 +9,10 @@
  *   incr    POST /TABLE/ROW?check=increment&rr=true with a JSON CellSet whose
  *           one cell holds the decimal delta; the answer's value is the new
  *           8-byte counter
+ *   flush, compact, split
+ *           POST /TABLE/_admin/OP[?major=true|?max_bytes=N], kiln-server's
+ *           maintenance routes (serving/http_speed.h); the answer is
+ *           speed_admin.h's JSON
  *
  * Kiln's durability parameter (?durability=) is added when one is asked
  * for. Errors name the server (host:port) and carry its message: 404 an
@@ -24,6 +28,7 @@
 
 #include "storage/base/buf.h"
 #include "storage/base/status.h"
+#include "serving/speed_admin.h"
 #include "storage/store/mutation.h"
 
 typedef struct remote_writer remote_writer;
@@ -41,5 +46,9 @@ kiln_status remote_delete(remote_writer *w, const char *table, kslice row, kslic
 /* Add delta to the 8-byte counter at (row, family:qualifier); *out the new value. */
 kiln_status remote_incr(remote_writer *w, const char *table, kslice row, kslice column,
                         int64_t delta, kiln_durability d, int64_t *out, kiln_err *err);
+/* Run a maintenance operation on table through the server; *r gets its
+ * result. major for compact; max_bytes for split (0: the table's). */
+kiln_status remote_admin(remote_writer *w, const char *table, speed_admin_op op, int major,
+                         uint64_t max_bytes, speed_admin_result *r, kiln_err *err);
 
 #endif

@@ -9,6 +9,9 @@
  * answers them 403 Forbidden, as HBase's gateway does in read-only mode.
  * Schemas and multigets are never written (403 too); a scanner is created
  * (PUT or POST /TABLE/scanner) and deleted on any server.
+ *
+ * Maintenance: POST /TABLE/_admin/{flush,compact,split} (http_speed.h) on a
+ * server that takes writes; 405 for any other method, 403 when read-only.
  */
 #include "serving/http_api.h"
 
@@ -19,6 +22,7 @@
 #include "serving/http_req.h"
 #include "serving/http_rows.h"
 #include "serving/http_scanner.h"
+#include "serving/http_speed.h"
 #include "serving/http_write.h"
 #include "serving/status_page.h"
 
@@ -76,6 +80,7 @@ static const metrics_route http_api_metric_routes[] = {
     [HR_EXISTS] = ROUTE_SCHEMA,      [HR_MULTIGET] = ROUTE_MULTIGET,
     [HR_SCAN] = ROUTE_SCAN,          [HR_ROW] = ROUTE_ROW,
     [HR_SCANNER_NEW] = ROUTE_SCANNER, [HR_SCANNER] = ROUTE_SCANNER,
+    [HR_SPEED_ADMIN] = ROUTE_WRITE,
 };
 
 /* A write of cells this server takes. */
@@ -104,6 +109,34 @@ http_api_method_fail(http_api *a, const http_request *req, http_api_reply *out, 
                       shown, (const char *)req->method.p);
 }
 
+/* POST /TABLE/_admin/OP: the method, then the server's mode, then the table. */
+static void
+http_api_speed_admin(http_api *a, const http_request *req, http_api_reply *out)
+{
+    http_req *q = &a->rq;
+    out->route = ROUTE_WRITE;
+    if (q->method != HM_POST) {
+        int shown = (int)(req->method.n > 32 ? 32 : req->method.n);
+        out->allow = "POST";
+        http_handler_fail(a, out, 405, "method", "method %.*s not allowed (the operation takes "
+                          "POST)", shown, (const char *)req->method.p);
+        return;
+    }
+    if (a->env->speed == NULL || a->env->read_only) {
+        http_handler_fail(a, out, 403, "forbidden",
+                          "POST: the gateway is read-only (writes are not accepted here)");
+        return;
+    }
+    views_entry *e = views_reader_find(a->reader, (const char *)q->table.p, q->table.n);
+    if (e == NULL) {
+        int shown = q->table.n > 200 ? 200 : (int)q->table.n;
+        http_handler_fail(a, out, 404, "no_table", "table %.*s: not found", shown,
+                          (const char *)q->table.p);
+        return;
+    }
+    http_speed_admin(a, e, out);
+}
+
 static void
 http_api_dispatch(http_api *a, const http_request *req, http_api_reply *out)
 {
@@ -112,6 +145,10 @@ http_api_dispatch(http_api *a, const http_request *req, http_api_reply *out)
         return;
     http_req *q = &a->rq;
     out->route = http_api_metric_routes[q->route];
+    if (q->route == HR_SPEED_ADMIN) {
+        http_api_speed_admin(a, req, out);
+        return;
+    }
     int table_route = q->route >= HR_SCHEMA;
     int write_ok = (q->route == HR_SCANNER_NEW && (q->method == HM_PUT || q->method == HM_POST)) ||
                    (q->route == HR_SCANNER && q->method == HM_DELETE);

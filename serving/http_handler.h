@@ -108,7 +108,8 @@ typedef enum http_route {
     HR_SCAN,          /* /TABLE/STAR with query parameters */
     HR_ROW,           /* /TABLE/ROWSPEC[/COLUMNS[/TIMES]] */
     HR_SCANNER_NEW,   /* /TABLE/scanner */
-    HR_SCANNER        /* /TABLE/scanner/ID */
+    HR_SCANNER,       /* /TABLE/scanner/ID */
+    HR_SPEED_ADMIN    /* /TABLE/_admin/{flush,compact,split} (http_speed.h) */
 } http_route;
 
 typedef enum http_method {

@@ -8,8 +8,9 @@
  * while a request is parsed and slices into it stay valid.
  *
  * Path rules: the path is split on '/', then each segment is decoded. Route
- * words (schema, regions, exists, multiget, scanner, '*') are matched on the
- * raw segment, so the row "schema" is /TABLE/%73chema. A column segment is
+ * words (schema, regions, exists, multiget, scanner, '*', and _admin before
+ * flush, compact or split) are matched on the raw segment, so the row
+ * "schema" is /TABLE/%73chema and the row "_admin" /TABLE/%5Fadmin. A column segment is
  * decoded before it is split on ',' and the first ':' (HBase's order, so
  * d%3Acity is family d, qualifier city). A row segment is split on a raw ','
  * (a range) or a trailing raw '*' (a glob) and then decoded, so %2C and %2A
@@ -46,6 +47,9 @@ static const struct http_route_def {
     {{"?", "scanner"}, 2, HR_SCANNER_NEW},
     {{"?", "scanner", "?"}, 3, HR_SCANNER},
     {{"?", "*"}, 2, HR_SCAN},
+    {{"?", "_admin", "flush"}, 3, HR_SPEED_ADMIN},
+    {{"?", "_admin", "compact"}, 3, HR_SPEED_ADMIN},
+    {{"?", "_admin", "split"}, 3, HR_SPEED_ADMIN},
 };
 
 static int

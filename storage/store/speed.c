@@ -1310,33 +1310,30 @@ speed_split(kiln_speed *s, const char *table, uint64_t max_bytes, size_t *splits
     if (st == KILN_OK)
         st = table_lock(kt, -1, err);
     uint64_t version = 0;
-    /* one region at a time: each split renumbers the regions after it */
-    while (st == KILN_OK) {
-        size_t *regions = NULL, n = 0;
+    /* Each split renumbers the regions after it, so a pass takes its
+     * candidates from the last down; a region that cannot be split (one
+     * row) is passed over. Passes go on while they split something (the
+     * halves may still be too big). */
+    while (st == KILN_OK && *splits < 64) {
+        size_t *regions = NULL, n = 0, done = 0;
         st = store_split_candidates(kt, max_bytes, &regions, &n, err);
-        if (st != KILN_OK || n == 0) {
-            free(regions);
-            break;
+        for (size_t k = n; st == KILN_OK && k-- > 0 && *splits < 64;) {
+            store_split_result res;
+            store_split_result_init(&res);
+            kiln_err e2;
+            status_clear(&e2);
+            kiln_status sst = store_split_region(kt, regions[k], s->cache, &res, &e2);
+            if (sst == KILN_OK) {
+                version = res.version;
+                (*splits)++;
+                done++;
+            } else if (sst != KILN_INVALID) {   /* KILN_INVALID: too small to split */
+                st = status_set(err, sst, "%s", e2.msg);
+            }
+            store_split_result_free(&res);
         }
-        store_split_result res;
-        store_split_result_init(&res);
-        kiln_err e2;
-        status_clear(&e2);
-        kiln_status sst = store_split_region(kt, regions[0], s->cache, &res, &e2);
         free(regions);
-        if (sst == KILN_INVALID) {
-            store_split_result_free(&res);
-            break;   /* too small to split (one row): nothing more to do */
-        }
-        if (sst != KILN_OK) {
-            st = status_set(err, sst, "%s", e2.msg);
-            store_split_result_free(&res);
-            break;
-        }
-        version = res.version;
-        (*splits)++;
-        store_split_result_free(&res);
-        if (*splits >= 64)
+        if (done == 0)
             break;
     }
     if (version != 0) {

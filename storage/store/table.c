@@ -794,8 +794,11 @@ table_rollback(kiln_table *t, uint64_t version, uint64_t *out, kiln_err *err)
         return st;
     }
     /* Online writes are not the batch view's: a rollback keeps the current
-     * version's flushed writes, as a new version with the target's loads. */
-    if (cur.flushed_seq > m.flushed_seq || manifest_has_speed(&cur) || manifest_has_speed(&m)) {
+     * version's flushed writes, as a new version with the target's loads.
+     * So it does when the current version retired writes (a covering load):
+     * writes still in the log would come back under the target's rules. */
+    if (cur.flushed_seq > m.flushed_seq || manifest_has_speed(&cur) || manifest_has_speed(&m) ||
+        cur.cover_count > 0) {
         uint64_t nv;
         st = table_next_version(t, &nv, err);
         if (st == KILN_OK) {

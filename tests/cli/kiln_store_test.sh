@@ -89,7 +89,7 @@ expect_grep "describe stats" "$T/out" "^\{NAME => 'stats', VERSIONS => '1', TTL 
 expect_grep "describe regions" "$T/out" '^REGIONS => 4, KEEP_VERSIONS => 2'
 expect_grep "describe no version" "$T/out" '^CURRENT VERSION => none'
 expect_rc "regions" 0 "$KILN" regions ns1:users
-expect_grep "regions binary split" "$T/out" $'^2\tm\\\\x00\ts\t0\t0$'
+expect_grep "regions binary split" "$T/out" $'^2\tm\\\\x00\ts\t0\t0\t0$'
 expect_rc "scan empty table" 0 "$KILN" scan ns1:users
 expect_grep "scan empty" "$T/out" '^0 row\(s\)'
 

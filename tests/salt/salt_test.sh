@@ -74,7 +74,7 @@ expect_grep "create output" "$T/out" '^Created table default:seq \(1 family, 8 r
 expect_rc "describe" 0 "$KILN" describe seq
 expect_grep "describe salt" "$T/out" 'SALT_BUCKETS => 8'
 expect_rc "regions before load" 0 "$KILN" regions seq
-expect_grep "bucket boundaries" "$T/out" $'^7\t\\\\x07\t\t0\t0$'
+expect_grep "bucket boundaries" "$T/out" $'^7\t\\\\x07\t\t0\t0\t0$'
 
 # ---------------------------------------------------------------- input and model
 # 20000 sequential keys, 1500 of them given again later with a new value.
