@@ -7,7 +7,7 @@
  *   8       | version
  *   8       | parent version (0 = none)
  *   8       | creation time, ms
- *   1       | kind (1 replace, 2 append)
+ *   1       | kind (1 replace, 2 append, 3 flush/compaction/split (v2))
  *   4       | source count S; S times: 8 fingerprint, 8 version, 8 load time ms, 2 + N path
  *   4       | table count T; T times:
  *     4 + N |   schema record (a whole schema frame)
@@ -202,19 +202,6 @@ manifest_drop_speed(manifest *m)
         }
         reg->file_count = keep;
     }
-}
-
-int
-manifest_same_sources(const manifest *a, const manifest *b)
-{
-    if (a->source_count != b->source_count)
-        return 0;
-    for (size_t i = 0; i < a->source_count; i++) {
-        if (a->sources[i].fingerprint != b->sources[i].fingerprint ||
-            a->sources[i].version != b->sources[i].version)
-            return 0;
-    }
-    return 1;
 }
 
 void
@@ -503,7 +490,9 @@ manifest_decode(const uint8_t *p, size_t n, const char *what, manifest *out, uin
     }
     uint32_t nt = store_cur_u32(&c);
     if (!store_cur_ok(&c) || out->version == 0 || out->parent >= out->version ||
-        (out->kind != MANIFEST_KIND_REPLACE && out->kind != MANIFEST_KIND_APPEND) || nt == 0) {
+        (out->kind != MANIFEST_KIND_REPLACE && out->kind != MANIFEST_KIND_APPEND &&
+         (out->kind != MANIFEST_KIND_MAINT || fv < 2)) ||
+        nt == 0) {
         manifest_free(out);
         return status_set(err, KILN_CORRUPTION, "%s: malformed manifest header", what);
     }

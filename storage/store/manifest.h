@@ -36,7 +36,9 @@
 
 typedef enum manifest_kind {
     MANIFEST_KIND_REPLACE = 1,   /* the load's files are the whole view */
-    MANIFEST_KIND_APPEND = 2     /* the load's files joined the parent version's */
+    MANIFEST_KIND_APPEND = 2,    /* the load's files joined the parent version's */
+    MANIFEST_KIND_MAINT = 3      /* a flush, compaction or split: the parent's batch
+                                    view in other files (format 2) */
 } manifest_kind;
 
 typedef struct manifest_file {
@@ -138,9 +140,6 @@ void manifest_keep_speed(const manifest *from, manifest *to);
 int manifest_has_speed(const manifest *m);
 /* Remove the speed-layer files of m's table. */
 void manifest_drop_speed(manifest *m);
-/* 1 if a and b hold the same loads (sources): the same batch view, even if
- * flushes, compactions or splits made one from the other. */
-int manifest_same_sources(const manifest *a, const manifest *b);
 /* Append a source (path copied). */
 void manifest_add_source(manifest *m, uint64_t fingerprint, uint64_t version, int64_t loaded_ms,
                          const char *path);

@@ -965,7 +965,7 @@ speed_flush(kiln_speed *s, const char *table, kiln_err *err)
         st = table_next_version(kt, &version, err);
     if (st == KILN_OK) {
         m.version = version;
-        m.kind = MANIFEST_KIND_APPEND;
+        m.kind = MANIFEST_KIND_MAINT;
         m.created_ms = table_now_ms();
         if (max_seq > m.flushed_seq)
             m.flushed_seq = max_seq;
@@ -1210,7 +1210,7 @@ speed_compact(kiln_speed *s, const char *table, int major, speed_compact_stats *
         manifest_copy(&m, &cur);
         m.version = version;
         m.parent = cur.version;
-        m.kind = MANIFEST_KIND_APPEND;
+        m.kind = MANIFEST_KIND_MAINT;
         m.created_ms = table_now_ms();
         const manifest_table *ct = &cur.tables[0];
         uint32_t fileno = 0;

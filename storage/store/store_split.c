@@ -514,7 +514,7 @@ store_split_region(kiln_table *t, size_t r, block_cache *cache, store_split_resu
     m.version = version;
     m.parent = cur.version;
     m.created_ms = table_now_ms();
-    m.kind = MANIFEST_KIND_APPEND;
+    m.kind = MANIFEST_KIND_MAINT;
     if ((st = split_install(&m, r, key, halves, err)) != KILN_OK)
         goto done;
     st = table_publish(t, &m, &published, err);

@@ -13,7 +13,7 @@
  * entries that the writer does not compute itself, such as MAX_SEQ_ID_KEY
  * and MAJOR_COMPACTION_KEY, and its creation time).
  *
- * The new version (kind APPEND, the current one its parent) is a copy of the
+ * The new version (kind MAINT, the current one its parent) is a copy of the
  * current manifest -- sources, other regions and their files, index tables
  * (whose regions are their own) -- with the split key inserted into
  * tables[0]'s schema and the region replaced by its two halves. Regions

@@ -746,20 +746,18 @@ table_rollback(kiln_table *t, uint64_t version, uint64_t *out, kiln_err *err)
     if (st != KILN_OK)
         return status_set(err, e2.code, "%s", e2.msg);
     /* The default target is the batch view before the current one: the
-     * newest ancestor holding other loads (flushes, compactions and splits
-     * keep the loads; with only loads, the parent). */
+     * parent of the newest version a load (not a flush, compaction or
+     * split: MANIFEST_KIND_MAINT) made. */
     uint64_t target = version ? version : cur.parent;
-    while (version == 0 && target != 0) {
+    manifest_kind child_kind = cur.kind;
+    while (version == 0 && target != 0 && child_kind == MANIFEST_KIND_MAINT) {
         manifest a;
         status_clear(&e2);
         if (table_read_manifest(t, target, &a, NULL, &e2) != KILN_OK)
             break;   /* not kept: reported below */
-        int same = manifest_same_sources(&a, &cur);
-        uint64_t up = a.parent;
+        child_kind = a.kind;
+        target = a.parent;
         manifest_free(&a);
-        if (!same)
-            break;
-        target = up;
     }
     uint64_t current = cur.version;
     if (target == 0) {
@@ -889,13 +887,15 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
     if (st != KILN_OK)
         return status_set(err, e2.code, "%s", e2.msg);
     int have = 1;
-    manifest last;   /* the last version kept */
-    manifest_init(&last);
+    manifest_kind child_kind = MANIFEST_KIND_REPLACE;   /* of the version visited last */
     while (have) {
         /* Kept: the current version, then the newest version of each
-         * earlier batch view (loads), keep_versions in all; the versions
-         * flushes, compactions and splits made in between are not. */
-        if (nkept > 0 && manifest_same_sources(&m, &last)) {
+         * earlier batch view, keep_versions in all: a version whose child
+         * a flush, compaction or split made holds the same batch view as
+         * that child, so it is not kept. */
+        int superseded = nkept > 0 && child_kind == MANIFEST_KIND_MAINT;
+        child_kind = m.kind;
+        if (superseded) {
             uint64_t parent = m.parent;
             manifest_free(&m);
             have = 0;
@@ -905,7 +905,6 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
                 if (st == KILN_OK) {
                     have = 1;
                 } else if (st != KILN_NOT_FOUND) {
-                    manifest_free(&last);
                     free(refs.names);
                     return status_set(err, st, "table %s: gc stopped: cannot read version %llu: %s",
                                       t->schema.name, (unsigned long long)parent, e2.msg);
@@ -914,8 +913,6 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
             continue;
         }
         kept[nkept++] = m.version;
-        manifest_free(&last);
-        manifest_copy(&last, &m);
         for (size_t i = 0; i < m.table_count; i++) {
             for (size_t r = 0; r < m.tables[i].region_count; r++) {
                 const manifest_region *reg = &m.tables[i].regions[r];
@@ -944,7 +941,6 @@ table_gc(kiln_table *t, table_gc_stats *stats, kiln_err *err)
             }
         }
     }
-    manifest_free(&last);
     stats->versions_kept = nkept;
     if (refs.count > 1)
         qsort(refs.names, refs.count, sizeof *refs.names, table_str_cmp);

@@ -19,7 +19,9 @@
  * manifest, CURRENT and file prefix on disk).
  *
  * Garbage collection (after a publish is durable) keeps the current version
- * and its ancestors up to keep_versions in all, deletes every other manifest
+ * and its ancestors up to keep_versions in all -- counting batch views: an
+ * ancestor whose child a flush, compaction or split made (kind MAINT) holds
+ * the same batch view as that child and is not kept -- deletes every other manifest
  * (then fsyncs manifests/) and every file no kept manifest names (then
  * fsyncs files/). Only a missing parent manifest ends the walk; any other
  * failure to read one stops the collection before anything is deleted. Rollback never deletes, so a version
@@ -120,10 +122,16 @@ kiln_status table_publish(kiln_table *t, const manifest *m, int *published, kiln
  * by it (best effort; errors ignored). REQUIRES: lock held, version not current. */
 void table_abort_version(kiln_table *t, uint64_t version);
 
-/* Make `version` current (0: the current version's parent). Checks the
- * target's manifest and that its files are all present. *out gets the
- * version made current. KILN_NOT_FOUND if the version is not kept,
- * KILN_INVALID if it is already current. REQUIRES: lock held. */
+/* Make `version` current (0: the batch view before the current one: the
+ * parent of the newest version a load made, passing over flushes,
+ * compactions and splits). Checks the target's manifest and that its files
+ * are all present. When either version holds online writes (speed-layer
+ * files, a flushed sequence, covering rules), the rollback publishes a new
+ * version instead: the target's batch files and ancestry with the current
+ * version's speed-layer files, flushed sequence and covers, so no online
+ * write is lost and retired writes stay retired. *out gets the version
+ * made current. KILN_NOT_FOUND if the version is not kept, KILN_INVALID if
+ * it is already current. REQUIRES: lock held. */
 kiln_status table_rollback(kiln_table *t, uint64_t version, uint64_t *out, kiln_err *err);
 
 typedef struct table_gc_stats {

@@ -451,7 +451,7 @@ static void
 check_split_manifest(const manifest *old, const manifest *nw, size_t r, kslice key)
 {
     assert_int_equal(nw->parent, old->version);
-    assert_int_equal(nw->kind, MANIFEST_KIND_APPEND);
+    assert_int_equal(nw->kind, MANIFEST_KIND_MAINT);
     assert_int_equal(nw->table_count, old->table_count);
     assert_int_equal(nw->source_count, old->source_count);
     for (size_t i = 0; i < old->source_count; i++) {
