@@ -27,7 +27,7 @@
  * Flush: when a table's memstores pass memstore_flush_bytes (or on
  * speed_flush), they are frozen (new writes go to fresh memstores), written
  * as one HFile per region and family, and published as a new version
- * (kind APPEND, flushed_seq = the frozen memstores' highest sequence); the
+ * (kind MAINT, flushed_seq = the frozen memstores' highest sequence); the
  * log files no table needs any more are deleted. After a flush the
  * background thread runs a minor compaction (speed_compact) and splits
  * regions past the table's max_region_bytes (speed_split).
