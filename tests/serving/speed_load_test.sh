@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # speed_load_test.sh -- online writes and reads over HTTP while the speed
-# layer flushes (a 1 MiB memstore budget), compacts after its flushes and a
-# bulk load swaps a new batch version in: speed_load_test.py counts every
+# layer flushes (a 1 MiB memstore budget), compacts after its flushes, a
+# bulk load swaps a new batch version in, and a major compaction and a split
+# are asked for through the admin routes: speed_load_test.py counts every
 # answer, which must be 200 and whole (no mixed versions, no half writes).
 # Then the table's version must show the flushes and the load happened
 # under the load, and every written row must read back after a restart.
@@ -35,6 +36,9 @@ done > "$T/rows2"
 mkdir -p "$T/job2/f"
 "$KILN" hfile write "$T/job2/f/p2" --family f < "$T/rows2" >/dev/null && touch "$T/job2/_SUCCESS"
 check "a bulk load under the load" sh -c "'$KILN' load t '$T/job2' --append >/dev/null"
+sleep 1
+check "a major compaction under the load" sh -c "curl -sf -X POST '$U/t/_admin/compact?major=true' | grep -q version"
+check "a split under the load" sh -c "curl -sf -X POST '$U/t/_admin/split?max_bytes=200000' >/dev/null"
 wait $PY
 cat "$T/py.out" | sed 's/^/    /'
 check "every answer 200 and whole" grep -q '^1 passed, 0 failed' "$T/py.out"
