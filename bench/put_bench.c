@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include "dataset.h"
 #include "storage/base/block_cache.h"
@@ -33,9 +34,10 @@ static const char put_bench_usage_text[] =
     "Usage: kiln-put-bench put DATA [--threads T] [--ops N] [--keys K]\n"
     "                      [--durability SYNC_WAL|ASYNC_WAL|SKIP_WAL] [--flush-mb M]\n"
     "       kiln-put-bench get DATA [--rows R] [--ops G] [--threads T] [--cache-mb C]\n"
+    "       kiln-put-bench compact DATA [--rows R]\n"
     "       kiln-put-bench --help | --version\n"
     "\n"
-    "DATA must not hold a table 'bench' yet (give a fresh directory): both commands\n"
+    "DATA must not hold a table 'bench' yet (give a fresh directory): each command\n"
     "create it there (family 'f', one region) and write its rows as qualifier 'v'.\n"
     "\n"
     "put  N Puts in all (default 200000), split over T threads (default 1), each\n"
@@ -51,6 +53,10 @@ static const char put_bench_usage_text[] =
     "     version without the speed layer (get_readonly); each read warm, once\n"
     "     over every row first. Block cache C MiB (default 1024). The last line\n"
     "     gives p99 get_mem / get_readonly.\n"
+    "compact  write rows 0..R-1 four times, flushing after each (four files, every\n"
+    "     row in each), then time one major compaction, unthrottled, and the disk's\n"
+    "     sequential write speed (a file as large as its output, fdatasync'd): the\n"
+    "     line gives out_MB_per_s, disk_MB_per_s and their ratio.\n"
     "\n"
     "Output lines are `name key=value ...`, as kiln-bench prints them.\n";
 
@@ -446,6 +452,79 @@ put_bench_get(const char *data)
     return rc;
 }
 
+/* Bytes/s of writing n bytes to a new file in dir and fdatasync-ing it: the
+ * disk speed a compaction is held against. */
+static double
+put_bench_disk_rate(const char *dir, uint64_t n)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/disk-rate.tmp", dir);
+    FILE *f = fopen(p, "wb");
+    if (f == NULL)
+        return 0;
+    char *buf = malloc(1 << 20);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < (1u << 20); i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[i] = (char)x;   /* incompressible, as compressed blocks are */
+    }
+    double t0 = now_s();
+    for (uint64_t done = 0; done < n; done += 1 << 20)
+        fwrite(buf, 1, 1 << 20, f);
+    fflush(f);
+    fdatasync(fileno(f));
+    double secs = now_s() - t0;
+    fclose(f);
+    unlink(p);
+    free(buf);
+    return secs > 0 ? (double)n / secs : 0;
+}
+
+/* compact: ROUNDS flushes of every row (each a newer version of all of
+ * them), then one major compaction, unthrottled, timed; and the disk's
+ * sequential write speed for as many bytes. */
+static int
+put_bench_compact(const char *data)
+{
+    kiln_err err;
+    status_clear(&err);
+    if (put_bench_create(data, &err) != KILN_OK)
+        return put_bench_fail(&err);
+    speed_options o;
+    speed_options_init(&o);
+    o.memstore_flush_bytes = 0;
+    o.flush_check_ms = 0;
+    o.compact_bytes_per_sec = 0;
+    o.compact_min_files = 1000;   /* no minor compaction between the rounds */
+    kiln_speed *s;
+    if (speed_open(data, NULL, &o, &s, &err) != KILN_OK)
+        return put_bench_fail(&err);
+    int rc = 0;
+    for (int round = 0; round < 4 && rc == 0; round++) {
+        rc = put_bench_fill(s);
+        if (rc == 0 && speed_flush(s, PUT_BENCH_TABLE, &err) != KILN_OK)
+            rc = put_bench_fail(&err);
+    }
+    speed_compact_stats cs;
+    double t0 = now_s();
+    if (rc == 0 && speed_compact(s, PUT_BENCH_TABLE, 1, &cs, &err) != KILN_OK)
+        rc = put_bench_fail(&err);
+    double secs = now_s() - t0;
+    speed_close(s);
+    if (rc != 0)
+        return rc;
+    double out_rate = secs > 0 ? (double)cs.bytes_out / secs : 0;
+    double disk = put_bench_disk_rate(data, cs.bytes_out < (64u << 20) ? 64u << 20 : cs.bytes_out);
+    printf("compact files_in=%llu cells_in=%llu cells_out=%llu bytes_out=%llu secs=%.2f "
+           "out_MB_per_s=%.1f disk_MB_per_s=%.1f out_over_disk=%.2f\n",
+           (unsigned long long)cs.files_in, (unsigned long long)cs.cells_in,
+           (unsigned long long)cs.cells_out, (unsigned long long)cs.bytes_out, secs,
+           out_rate / 1e6, disk / 1e6, disk > 0 ? out_rate / disk : 0.0);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int
@@ -529,6 +608,8 @@ main(int argc, char **argv)
         return put_bench_put(data);
     if (data != NULL && strcmp(cmd, "get") == 0)
         return put_bench_get(data);
+    if (data != NULL && strcmp(cmd, "compact") == 0)
+        return put_bench_compact(data);
     fputs(put_bench_usage_text, stderr);
     return EX_USAGE;
 }

@@ -13,6 +13,14 @@
  * with acquire loads (LevelDB's SkipList). The list height is read relaxed:
  * a reader that sees a level before it is linked finds NULL there and drops
  * a level.
+ *
+ * A row index beside the list makes a seek to the start of a row (a Get's,
+ * a scan's first row) one hash lookup instead of a descent: a chained hash
+ * table from each row to its first node, updated by the writer after it
+ * links a node that is the first of its row (a release store, as the
+ * links), and grown 4x by the writer -- a new table built from the list and
+ * published with a release store; the old ones stay until the memstore is
+ * freed, as readers may still be walking them.
  */
 #include "storage/store/memstore.h"
 
@@ -40,6 +48,21 @@ typedef struct ms_chunk {
     struct ms_chunk *next;
 } ms_chunk;
 
+/* The row index: a row's hash and its first node. */
+typedef struct ms_rent {
+    _Atomic(const ms_node *) first;
+    _Atomic(struct ms_rent *) next;   /* the chain of a slot */
+    uint64_t hash;
+} ms_rent;
+
+typedef struct ms_rtab {
+    size_t mask;                       /* slots - 1 */
+    struct ms_rtab *older;             /* the tables it replaced */
+    _Atomic(ms_rent *) slot[];
+} ms_rtab;
+
+#define MS_RTAB_INITIAL 1024
+
 struct memstore {
     atomic_long refs;
     ms_node *head;             /* sentinel before every cell, no cell of its own */
@@ -55,6 +78,8 @@ struct memstore {
     atomic_size_t count;
     atomic_uint_least64_t max_seq;
     size_t flush_bytes;
+    _Atomic(ms_rtab *) rtab;           /* the row index; replaced by the writer */
+    size_t rows;                       /* writer-only: rows in the index */
 };
 
 /* ------------------------------------------------------------------ arena */
@@ -174,6 +199,103 @@ find_last(const memstore *ms)
     }
 }
 
+/* ------------------------------------------------------------------ the row index */
+
+static uint64_t
+row_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a, then a final mix */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+static ms_rtab *
+rtab_new(size_t slots)
+{
+    ms_rtab *t = kiln_calloc(1, sizeof *t + slots * sizeof t->slot[0]);
+    t->mask = slots - 1;
+    for (size_t i = 0; i < slots; i++)
+        atomic_init(&t->slot[i], NULL);
+    return t;
+}
+
+/* The entry of row in t, or NULL. */
+static ms_rent *
+rtab_find(const ms_rtab *t, uint64_t h, const uint8_t *row, uint32_t n)
+{
+    ms_rent *e = atomic_load_explicit(&((ms_rtab *)t)->slot[h & t->mask], memory_order_acquire);
+    for (; e != NULL; e = atomic_load_explicit(&e->next, memory_order_acquire)) {
+        if (e->hash != h)
+            continue;
+        const ms_node *f = atomic_load_explicit(&e->first, memory_order_acquire);
+        if (f->cell.row_len == n && memcmp(f->cell.row, row, n) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static void *arena_alloc(memstore *ms, size_t n);
+
+/* Add row's first node to t (writer only). */
+static void
+rtab_insert(memstore *ms, ms_rtab *t, uint64_t h, const ms_node *first)
+{
+    ms_rent *e = arena_alloc(ms, sizeof *e);
+    e->hash = h;
+    atomic_init(&e->first, first);
+    atomic_init(&e->next, atomic_load_explicit(&t->slot[h & t->mask], memory_order_relaxed));
+    atomic_store_explicit(&t->slot[h & t->mask], e, memory_order_release);
+}
+
+/* Replace the index with one four times larger, built from the list. */
+static void
+rtab_grow(memstore *ms)
+{
+    ms_rtab *old = atomic_load_explicit(&ms->rtab, memory_order_relaxed);
+    ms_rtab *t = rtab_new((old->mask + 1) * 4);
+    const ms_node *last = NULL;
+    for (const ms_node *n = node_next(ms->head, 0); n != NULL; n = node_next(n, 0)) {
+        if (last == NULL || last->cell.row_len != n->cell.row_len ||
+            memcmp(last->cell.row, n->cell.row, n->cell.row_len) != 0)
+            rtab_insert(ms, t, row_hash(n->cell.row, n->cell.row_len), n);
+        last = n;
+    }
+    t->older = old;
+    atomic_store_explicit(&ms->rtab, t, memory_order_release);
+}
+
+/* After n is linked: if it is the first node of its row, the index says so. */
+static void
+rtab_note(memstore *ms, const ms_node *n, const ms_node *before)
+{
+    if (before != ms->head && before->cell.row_len == n->cell.row_len &&
+        memcmp(before->cell.row, n->cell.row, n->cell.row_len) == 0)
+        return;   /* a node of its row comes before it */
+    ms_rtab *t = atomic_load_explicit(&ms->rtab, memory_order_relaxed);
+    uint64_t h = row_hash(n->cell.row, n->cell.row_len);
+    ms_rent *e = rtab_find(t, h, n->cell.row, n->cell.row_len);
+    if (e != NULL) {
+        atomic_store_explicit(&e->first, n, memory_order_release);
+        return;
+    }
+    rtab_insert(ms, t, h, n);
+    if (++ms->rows > 2 * (t->mask + 1))
+        rtab_grow(ms);
+}
+
+/* The first node of row, or NULL if the index has no such row. */
+static const ms_node *
+rtab_lookup(const memstore *ms, const uint8_t *row, uint32_t n)
+{
+    const ms_rtab *t = atomic_load_explicit(&((memstore *)ms)->rtab, memory_order_acquire);
+    ms_rent *e = rtab_find(t, row_hash(row, n), row, n);
+    return e != NULL ? atomic_load_explicit(&e->first, memory_order_acquire) : NULL;
+}
+
 /* ------------------------------------------------------------------ the memstore */
 
 memstore *
@@ -191,6 +313,7 @@ memstore_new(size_t flush_bytes)
     atomic_init(&ms->max_seq, 0);
     ms->rnd = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)ms;
     ms->flush_bytes = flush_bytes;
+    atomic_init(&ms->rtab, rtab_new(MS_RTAB_INITIAL));
     return ms;
 }
 
@@ -213,6 +336,12 @@ memstore_unref(memstore *ms)
         ms_chunk *next = c->next;
         free(c);
         c = next;
+    }
+    ms_rtab *t = atomic_load_explicit(&ms->rtab, memory_order_relaxed);
+    while (t != NULL) {
+        ms_rtab *older = t->older;
+        free(t);
+        t = older;
     }
     free(ms->head);
     free(ms);
@@ -300,6 +429,7 @@ memstore_add(memstore *ms, const kiln_cell *c, uint64_t seq, kiln_err *err)
         atomic_init(&n->next[i], atomic_load_explicit(&prev[i]->next[i], memory_order_relaxed));
         atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
     }
+    rtab_note(ms, n, prev[0]);
     atomic_fetch_add_explicit(&ms->count, 1, memory_order_relaxed);
     if (seq > atomic_load_explicit(&ms->max_seq, memory_order_relaxed))
         atomic_store_explicit(&ms->max_seq, seq, memory_order_relaxed);
@@ -389,6 +519,15 @@ ms_iter_seek(kiln_iter *base, const kiln_cell *key)
 {
     ms_iter *it = (ms_iter *)base;
     kiln_iter_restart(base);
+    if (key->family_len == 0 && key->qualifier_len == 0 && key->ts == CELL_LATEST_TIMESTAMP &&
+        key->type == CELL_TYPE_MAXIMUM) {
+        /* the start of a row (cell_first_on_row): its first node, if any */
+        const ms_node *first = rtab_lookup(it->ms, key->row, key->row_len);
+        if (first != NULL) {
+            ms_iter_set(it, first);
+            return;
+        }
+    }
     ms_key k = {key, UINT64_MAX, 0};
     ms_iter_set(it, find_ge(it->ms, &k, NULL));
 }
