@@ -232,8 +232,6 @@ put_bench_put(const char *data)
              mutation_durability_name(pb.dur), nt, (unsigned long long)pb.keys);
     put_bench_latency_line(name, all, pb.ops, secs);
     printf(" errors=%llu\n", (unsigned long long)errors);
-    /* The log's group-commit counters (wal_stats) are not reachable through
-     * speed.h; the table's counters and the log's volume are. */
     printf("speed writes=%llu seq=%llu read_point=%llu flushes=%llu flushed_seq=%llu "
            "memstore_MB=%.1f memstore_cells=%llu wal_MB=%.1f flush_mb=%zu\n",
            (unsigned long long)ts.writes, (unsigned long long)ts.seq,
@@ -241,6 +239,14 @@ put_bench_put(const char *data)
            (unsigned long long)ts.flushed_seq, (double)ts.memstore_bytes / 1e6,
            (unsigned long long)ts.memstore_cells, (double)put_bench_wal_bytes(data) / 1e6,
            pb.flush_mb);
+    wal_counters w;
+    speed_wal_stats(s, &w);
+    printf("wal appends=%llu syncs=%llu synced_records=%llu records_per_sync=%.2f "
+           "max_group=%llu files=%llu\n",
+           (unsigned long long)w.appends, (unsigned long long)w.syncs,
+           (unsigned long long)w.synced_records,
+           w.syncs ? (double)w.synced_records / (double)w.syncs : 0.0,
+           (unsigned long long)w.max_group, (unsigned long long)w.files);
     double tc = now_s();
     speed_close(s);
     printf("close secs=%.3f\n", now_s() - tc);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +54,67 @@ http_metrics_printf(kbuf *b, const char *fmt, ...)
     va_end(ap);
     if (n > 0)
         buf_append(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* The speed layer's counters: the log's, and per table its writes, flushes,
+ * memstore bytes, last sequence number and read point. */
+static void
+http_metrics_speed(kbuf *b, kiln_speed *sp, const views_table_info *infos, size_t n)
+{
+    wal_counters w;
+    speed_wal_stats(sp, &w);
+    http_metrics_printf(b,
+                    "# HELP kiln_wal_appends_total Records appended to the write-ahead log.\n"
+                    "# TYPE kiln_wal_appends_total counter\nkiln_wal_appends_total %llu\n"
+                    "# HELP kiln_wal_syncs_total Group writes of the log ended by an fsync.\n"
+                    "# TYPE kiln_wal_syncs_total counter\nkiln_wal_syncs_total %llu\n"
+                    "# HELP kiln_wal_synced_records_total Records those fsyncs made durable.\n"
+                    "# TYPE kiln_wal_synced_records_total counter\n"
+                    "kiln_wal_synced_records_total %llu\n"
+                    "# HELP kiln_wal_max_group Most records one fsync made durable.\n"
+                    "# TYPE kiln_wal_max_group gauge\nkiln_wal_max_group %llu\n"
+                    "# HELP kiln_wal_files Log files in the data directory's wal/.\n"
+                    "# TYPE kiln_wal_files gauge\nkiln_wal_files %llu\n"
+                    "# HELP kiln_wal_failed 1 once a log write or fsync failed (writes refused).\n"
+                    "# TYPE kiln_wal_failed gauge\nkiln_wal_failed %d\n",
+                    (unsigned long long)w.appends, (unsigned long long)w.syncs,
+                    (unsigned long long)w.synced_records, (unsigned long long)w.max_group,
+                    (unsigned long long)w.files, w.failed);
+    static const char *const names[] = {"kiln_online_writes_total", "kiln_flushes_total",
+                                        "kiln_memstore_bytes", "kiln_write_sequence",
+                                        "kiln_read_point"};
+    static const char *const help[] = {
+        "counter Online writes applied, per table.",
+        "counter Memstore flushes published, per table.",
+        "gauge Bytes of the memstores, per table.",
+        "gauge The last write sequence number handed out, per table.",
+        "gauge The last write sequence number readers see, per table.",
+    };
+    speed_table_stats *st = kiln_calloc(n ? n : 1, sizeof *st);
+    int *have = kiln_calloc(n ? n : 1, sizeof *have);
+    for (size_t i = 0; i < n; i++) {
+        kiln_err err;
+        status_clear(&err);
+        have[i] = speed_table_stats_get(sp, infos[i].name, &st[i], &err) == KILN_OK;
+    }
+    for (size_t m = 0; m < sizeof names / sizeof names[0]; m++) {
+        const char *sp_at = strchr(help[m], ' ');
+        http_metrics_printf(b, "# HELP %s %s\n# TYPE %s %.*s\n", names[m], sp_at + 1, names[m],
+                            (int)(sp_at - help[m]), help[m]);
+        for (size_t i = 0; i < n; i++) {
+            if (!have[i])
+                continue;
+            uint64_t v = m == 0   ? st[i].writes
+                         : m == 1 ? st[i].flushes
+                         : m == 2 ? st[i].memstore_bytes
+                         : m == 3 ? st[i].seq
+                                  : st[i].read_point;
+            http_metrics_printf(b, "%s{table=\"%s\"} %llu\n", names[m], infos[i].name,
+                                (unsigned long long)v);
+        }
+    }
+    free(st);
+    free(have);
 }
 
 void
@@ -116,6 +178,9 @@ http_metrics_render(http_api *a, http_api_reply *out)
     for (size_t i = 0; i < n; i++)
         http_metrics_printf(b, "kiln_view_open_error{table=\"%s\"} %d\n", infos[i].name,
                         infos[i].error[0] != '\0');
+    kiln_speed *sp = views_speed(a->env->views);
+    if (sp != NULL)
+        http_metrics_speed(b, sp, infos, n);
     free(infos);
     views_rowcache_totals(a->reader, &tot);
     double rt = (double)(tot.hits + tot.misses);

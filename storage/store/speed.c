@@ -322,6 +322,14 @@ speed_view(kiln_speed *s, const char *table, store_view **out, kiln_err *err)
     return KILN_OK;
 }
 
+void
+speed_wal_stats(kiln_speed *s, wal_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->log != NULL)
+        wal_stats(s->log, out);
+}
+
 kiln_status
 speed_table_stats_get(kiln_speed *s, const char *table, speed_table_stats *out, kiln_err *err)
 {

@@ -50,6 +50,7 @@
 #include "storage/base/status.h"
 #include "storage/store/mutation.h"
 #include "storage/store/store_view.h"
+#include "storage/store/wal.h"
 
 #define SPEED_WAL_DIR "wal"
 #define SPEED_FLUSH_BYTES_DEFAULT (64u * 1024 * 1024)
@@ -164,5 +165,9 @@ typedef struct speed_table_stats {
 
 kiln_status speed_table_stats_get(kiln_speed *s, const char *table, speed_table_stats *out,
                                   kiln_err *err);
+
+/* The write-ahead log's counters (wal.h: appends, group syncs, records per
+ * sync); all zero when the speed layer is open read-only. */
+void speed_wal_stats(kiln_speed *s, wal_counters *out);
 
 #endif

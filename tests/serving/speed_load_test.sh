@@ -44,6 +44,12 @@ cat "$T/py.out" | sed 's/^/    /'
 check "every answer 200 and whole" grep -q '^1 passed, 0 failed' "$T/py.out"
 v1=$("$KILN" describe t | sed -nE 's/^CURRENT VERSION => ([0-9]+).*/\1/p' | head -1)
 check "flushes published versions beside the load ($v0 -> $v1)" test "${v1:-0}" -ge $((v0 + 3))
+curl -sf "$U/metrics" > "$T/metrics" || bad "GET /metrics"
+metric() { sed -nE "s/^$1 ([0-9.]+)\$/\1/p" "$T/metrics" | head -1; }
+check "metrics: online writes counted" test "$(metric 'kiln_online_writes_total\{table="default:t"\}')" -gt 1000
+check "metrics: flushes counted" test "$(metric 'kiln_flushes_total\{table="default:t"\}')" -gt 0
+check "metrics: the log's group syncs" test "$(metric kiln_wal_syncs_total)" -gt 0
+check "metrics: read point at the last write" test "$(metric 'kiln_read_point\{table="default:t"\}')" = "$(metric 'kiln_write_sequence\{table="default:t"\}')"
 check "the loaded rows serve" sh -c "curl -sf -H 'Accept: application/octet-stream' '$U/t/r0550/f:a' | grep -qx batch2"
 stop_server
 start_server --threads 2 --cache-mb 32 || { bad "restart: $(cat "$T/server.log")"; finish; }
