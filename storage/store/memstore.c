@@ -61,7 +61,7 @@ typedef struct ms_rtab {
     _Atomic(ms_rent *) slot[];
 } ms_rtab;
 
-#define MS_RTAB_INITIAL 1024
+#define MS_RTAB_INITIAL 256
 
 struct memstore {
     atomic_long refs;
@@ -283,7 +283,7 @@ rtab_note(memstore *ms, const ms_node *n, const ms_node *before)
         return;
     }
     rtab_insert(ms, t, h, n);
-    if (++ms->rows > 2 * (t->mask + 1))
+    if (++ms->rows > t->mask + 1)   /* chains of one or two: a seek is one or two loads */
         rtab_grow(ms);
 }
 

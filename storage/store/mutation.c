@@ -139,37 +139,43 @@ mutation_type_ok(uint8_t t)
            t == CELL_TYPE_DELETE_FAMILY || t == CELL_TYPE_DELETE_FAMILY_VERSION;
 }
 
+/* The row as errors show it (at most 64 bytes, escaped), into b. */
+static const char *
+mutation_shown(const kiln_mutation *m, kbuf *b)
+{
+    cell_to_string_binary(b, m->bytes.data, m->row_len < 64 ? m->row_len : 64);
+    buf_append_u8(b, 0);
+    return (const char *)b->data;
+}
+
 kiln_status
 mutation_validate(const kiln_mutation *m, kiln_err *err)
 {
-    kbuf shown;
-    buf_init(&shown);
-    cell_to_string_binary(&shown, m->bytes.data, m->row_len < 64 ? m->row_len : 64);
-    buf_append_u8(&shown, 0);
+    kbuf shown = KBUF_INIT;
     kiln_status st = KILN_OK;
     if (m->row_len == 0)
         st = status_set(err, KILN_INVALID, "a mutation needs a row");
     else if (m->row_len > CELL_ROW_MAX)
-        st = status_set(err, KILN_INVALID, "row %s...: %u bytes, at most %d", (char *)shown.data,
-                        m->row_len, CELL_ROW_MAX);
+        st = status_set(err, KILN_INVALID, "row %s...: %u bytes, at most %d",
+                        mutation_shown(m, &shown), m->row_len, CELL_ROW_MAX);
     else if (m->count == 0)
-        st = status_set(err, KILN_INVALID, "row %s: no cell to write", (char *)shown.data);
+        st = status_set(err, KILN_INVALID, "row %s: no cell to write", mutation_shown(m, &shown));
     for (size_t i = 0; st == KILN_OK && i < m->count; i++) {
         kiln_cell c = mutation_cell(m, i);
         kiln_err e2;
         status_clear(&e2);
         if (!mutation_type_ok(c.type))
             st = status_set(err, KILN_INVALID, "row %s cell %zu: type %u is not Put or a delete",
-                            (char *)shown.data, i, c.type);
+                            mutation_shown(m, &shown), i, c.type);
         else if (c.family_len == 0)
-            st = status_set(err, KILN_INVALID, "row %s cell %zu: no family", (char *)shown.data,
-                            i);
+            st = status_set(err, KILN_INVALID, "row %s cell %zu: no family",
+                            mutation_shown(m, &shown), i);
         else if (c.ts < 0)
             st = status_set(err, KILN_INVALID, "row %s cell %zu: negative timestamp %lld",
-                            (char *)shown.data, i, (long long)c.ts);
+                            mutation_shown(m, &shown), i, (long long)c.ts);
         else if (cell_validate(&c, &e2) != KILN_OK)
-            st = status_set(err, KILN_INVALID, "row %s cell %zu: %s", (char *)shown.data, i,
-                            e2.msg);
+            st = status_set(err, KILN_INVALID, "row %s cell %zu: %s", mutation_shown(m, &shown),
+                            i, e2.msg);
     }
     buf_free(&shown);
     return st;
