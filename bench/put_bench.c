@@ -56,7 +56,7 @@ static const char put_bench_usage_text[] =
     "compact  write rows 0..R-1 four times, flushing after each (four files, every\n"
     "     row in each), then time one major compaction, unthrottled, and the disk's\n"
     "     sequential write speed (a file as large as its output, fdatasync'd): the\n"
-    "     line gives out_MB_per_s, disk_MB_per_s and their ratio.\n"
+    "     line gives the merge's input and output MB/s, the disk's, and input/disk.\n"
     "\n"
     "Output lines are `name key=value ...`, as kiln-bench prints them.\n";
 
@@ -522,12 +522,15 @@ put_bench_compact(const char *data)
     if (rc != 0)
         return rc;
     double out_rate = secs > 0 ? (double)cs.bytes_out / secs : 0;
+    double in_rate = secs > 0 ? (double)cs.bytes_in / secs : 0;
     double disk = put_bench_disk_rate(data, cs.bytes_out < (64u << 20) ? 64u << 20 : cs.bytes_out);
-    printf("compact files_in=%llu cells_in=%llu cells_out=%llu bytes_out=%llu secs=%.2f "
-           "out_MB_per_s=%.1f disk_MB_per_s=%.1f out_over_disk=%.2f\n",
-           (unsigned long long)cs.files_in, (unsigned long long)cs.cells_in,
-           (unsigned long long)cs.cells_out, (unsigned long long)cs.bytes_out, secs,
-           out_rate / 1e6, disk / 1e6, disk > 0 ? out_rate / disk : 0.0);
+    printf("compact files_in=%llu bytes_in=%llu cells_in=%llu cells_out=%llu bytes_out=%llu "
+           "secs=%.2f in_MB_per_s=%.1f out_MB_per_s=%.1f disk_MB_per_s=%.1f "
+           "in_over_disk=%.2f\n",
+           (unsigned long long)cs.files_in, (unsigned long long)cs.bytes_in,
+           (unsigned long long)cs.cells_in, (unsigned long long)cs.cells_out,
+           (unsigned long long)cs.bytes_out, secs, in_rate / 1e6, out_rate / 1e6, disk / 1e6,
+           disk > 0 ? in_rate / disk : 0.0);
     return 0;
 }
 

@@ -144,6 +144,7 @@ kiln_status speed_flush(kiln_speed *s, const char *table, kiln_err *err);
 typedef struct speed_compact_stats {
     uint64_t version;              /* published, 0 if nothing was compacted */
     uint64_t compactions, files_in, cells_in, cells_out, bytes_out;
+    uint64_t bytes_in;             /* of the files merged */
 } speed_compact_stats;
 
 kiln_status speed_compact(kiln_speed *s, const char *table, int major, speed_compact_stats *st,

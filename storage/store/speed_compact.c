@@ -237,6 +237,8 @@ speed_compact(kiln_speed *s, const char *table, int major, speed_compact_stats *
                             made[nmade++] = mf;
                         out->compactions++;
                         out->files_in += p.n;
+                        for (size_t i = 0; i < p.n; i++)
+                            out->bytes_in += creg->files[p.files[i]].size;
                         out->cells_in += cs.cells_in;
                         out->cells_out += cs.cells_out;
                         out->bytes_out += cs.bytes_out;
