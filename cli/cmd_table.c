@@ -668,9 +668,26 @@ cmd_rollback(const cli_globals *g, int argc, char **argv)
                         table_name(t));
     if (st == KILN_OK)
         st = table_rollback(t, target, &now, &err);
-    if (st == KILN_OK)
+    if (st == KILN_OK && now > before.version) {
+        /* a new version: the earlier batch view with every online write kept */
+        manifest m;
+        kiln_err e2;
+        status_clear(&e2);
+        uint64_t last_load = 0;
+        if (table_read_manifest(t, now, &m, NULL, &e2) == KILN_OK) {
+            for (size_t i = 0; i < m.source_count; i++)
+                if (m.sources[i].version > last_load)
+                    last_load = m.sources[i].version;
+            manifest_free(&m);
+        }
+        printf("Rolled back %s from version %llu to version %llu: the batch view of the loads "
+               "up to version %llu, with every online write kept\n",
+               table_name(t), (unsigned long long)before.version, (unsigned long long)now,
+               (unsigned long long)last_load);
+    } else if (st == KILN_OK) {
         printf("Rolled back %s from version %llu to version %llu\n", table_name(t),
                (unsigned long long)before.version, (unsigned long long)now);
+    }
     table_close(t);
     return st == KILN_OK ? 0 : cli_report(&err);
 }
