@@ -35,7 +35,7 @@ for i in $(seq 500 599); do
 done > "$T/rows2"
 mkdir -p "$T/job2/f"
 "$KILN" hfile write "$T/job2/f/p2" --family f < "$T/rows2" >/dev/null && touch "$T/job2/_SUCCESS"
-check "a bulk load under the load" sh -c "'$KILN' load t '$T/job2' --append >/dev/null"
+check "a bulk load under the load" sh -c "'$KILN' load t '$T/job2' --append --wait=60 >/dev/null"
 sleep 1
 check "a major compaction under the load" sh -c "curl -sf -X POST '$U/t/_admin/compact?major=true' | grep -q version"
 check "a split under the load" sh -c "curl -sf -X POST '$U/t/_admin/split?max_bytes=200000' >/dev/null"
