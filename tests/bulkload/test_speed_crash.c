@@ -290,9 +290,10 @@ kill_run(kiln_durability dur, int round)
             fail_msg("kill -9 after %ld SYNC_WAL acknowledgements: %ld survived", acked, seen);
     } else {
         /* ASYNC_WAL loses at most what was acknowledged within the log's
-         * background sync interval (1 s) before the kill */
+         * background sync interval (1 s) before the kill; a second more
+         * for a background thread a loaded machine keeps waiting */
         for (long i = 0; i < acked; i++) {
-            if (i >= seen && kill_ms - ack_at[i] > 1000 + 250)
+            if (i >= seen && kill_ms - ack_at[i] > 1000 + 1000)
                 fail_msg("ASYNC_WAL lost write %ld, acknowledged %ld ms before the kill", i,
                          kill_ms - ack_at[i]);
         }
