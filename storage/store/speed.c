@@ -161,6 +161,24 @@ speed_take_files(speed_table *t, store_view *files, int own)
     speed_rebuild_view(t);
 }
 
+void
+speed_take_published(kiln_speed *s, speed_table *t, uint64_t version, uint64_t parent)
+{
+    store_view *files;
+    kiln_err e2;
+    status_clear(&e2);
+    if (store_view_open(s->data_dir, t->name, s->cache, &files, &e2) != KILN_OK)
+        return;   /* the next refresh takes it */
+    pthread_mutex_lock(&t->mu);
+    if (store_view_version(files) >= store_view_version(t->files))
+        speed_take_files(t, files,
+                         (parent == 0 || parent == store_view_version(t->files)) &&
+                             store_view_version(files) == version);
+    else
+        store_view_unref(files);
+    pthread_mutex_unlock(&t->mu);
+}
+
 static speed_table *
 speed_table_new(const char *canon, store_view *files)
 {

@@ -279,17 +279,7 @@ speed_compact(kiln_speed *s, const char *table, int major, speed_compact_stats *
     manifest_free(&m);
     manifest_free(&cur);
     if (published) {
-        store_view *files;
-        kiln_err e2;
-        status_clear(&e2);
-        if (store_view_open(s->data_dir, t->name, s->cache, &files, &e2) == KILN_OK) {
-            pthread_mutex_lock(&t->mu);
-            if (store_view_version(files) >= store_view_version(t->files))
-                speed_take_files(t, files, store_view_version(files) == version);
-            else
-                store_view_unref(files);
-            pthread_mutex_unlock(&t->mu);
-        }
+        speed_take_published(s, t, version, 0);
     }
     pthread_mutex_unlock(&t->flush_mu);
     return st;
@@ -343,17 +333,7 @@ speed_split(kiln_speed *s, const char *table, uint64_t max_bytes, size_t *splits
     }
     table_close(kt);
     if (version != 0) {
-        store_view *files;
-        kiln_err e2;
-        status_clear(&e2);
-        if (store_view_open(s->data_dir, t->name, s->cache, &files, &e2) == KILN_OK) {
-            pthread_mutex_lock(&t->mu);
-            if (store_view_version(files) >= store_view_version(t->files))
-                speed_take_files(t, files, store_view_version(files) == version);
-            else
-                store_view_unref(files);
-            pthread_mutex_unlock(&t->mu);
-        }
+        speed_take_published(s, t, version, 0);
     }
     pthread_mutex_unlock(&t->flush_mu);
     return st;

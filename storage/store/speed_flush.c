@@ -205,23 +205,12 @@ speed_flush(kiln_speed *s, const char *table, kiln_err *err)
             memstore_unref(fz[k].ms[f]);
 
     if (published) {
-        store_view *files;
-        kiln_err e2;
-        status_clear(&e2);
-        if (store_view_open(s->data_dir, t->name, s->cache, &files, &e2) == KILN_OK) {
-            pthread_mutex_lock(&t->mu);
-            t->flushes++;
-            /* our version follows the one we had unless someone else
-             * published in between: then the writes since are over theirs */
-            if (store_view_version(files) >= store_view_version(t->files))
-                speed_take_files(t, files,
-                                 parent == store_view_version(t->files) &&
-                                     store_view_version(files) == version);
-            else
-                store_view_unref(files);
-            pthread_mutex_unlock(&t->mu);
-        }
+        pthread_mutex_lock(&t->mu);
+        t->flushes++;
+        pthread_mutex_unlock(&t->mu);
+        speed_take_published(s, t, version, parent);
         if (s->log != NULL) {
+            kiln_err e2;
             status_clear(&e2);
             wal_mark_flushed(s->log, t->name, max_seq, &e2);
         }

@@ -89,6 +89,12 @@ int speed_freeze(speed_table *t, uint64_t base);
  * active ones (their writes were made over the older version). REQUIRES:
  * t->mu held. Consumes the reference on files. */
 void speed_take_files(speed_table *t, store_view *files, int own);
+/* After a flush, compaction or split of ours published `version` (over
+ * `parent`; 0: not known): open the current version and take it if it is
+ * not older than the one the table has -- as ours when it is `version` and,
+ * if parent is known, we had its parent (else someone else's came in
+ * between, and the memstores since are over theirs). Takes t->mu. */
+void speed_take_published(kiln_speed *s, speed_table *t, uint64_t version, uint64_t parent);
 /* The table called name (opened on first use). */
 kiln_status speed_table_get(kiln_speed *s, const char *name, speed_table **out, kiln_err *err);
 /* Queue a write's number. REQUIRES: t->mu held, seq the newest. */
