@@ -48,6 +48,36 @@ mr_job_add_input(mr_job *job, const char *path)
 }
 
 void
+mr_job_add_input_format(mr_job *job, const mr_input_format *fmt, void *arg, mr_map_fn map)
+{
+    mr_job_desc *d = &job->desc;
+    d->srcs = kiln_realloc(d->srcs, (d->n_srcs + 1) * sizeof *d->srcs);
+    mr_input_src *src = &d->srcs[d->n_srcs++];
+    memset(src, 0, sizeof *src);
+    src->fmt = fmt;
+    src->arg = arg;
+    src->map = map;
+    buf_init(&src->plan.meta);
+    buf_init(&src->plan.splits);
+}
+
+void
+mr_input_plan_add(mr_input_plan *p, kslice split, uint64_t weight)
+{
+    buf_append_be64(&p->splits, weight);
+    buf_append_be32(&p->splits, (uint32_t)split.n);
+    buf_append(&p->splits, split.p, split.n);
+    p->n++;
+    p->total += weight;
+}
+
+kbuf *
+mr_input_plan_meta(mr_input_plan *p)
+{
+    return &p->meta;
+}
+
+void
 mr_job_set_output(mr_job *job, const char *dir)
 {
     free(job->desc.output);

@@ -234,6 +234,9 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
                 d->input.n == 1 ? "" : "s", d->input.total, d->partitions,
                 d->partitions == 1 ? "" : "s",
                 mr_partitioner_is_total(d->part) ? "total order" : "hash");
+    for (size_t i = 0; i < d->n_srcs; i++)
+        mr_comm_say(c, "input %zu: %s, %zu split%s, %" PRIu64 " bytes", i + 1, d->srcs[i].fmt->name,
+                    d->srcs[i].plan.n, d->srcs[i].plan.n == 1 ? "" : "s", d->srcs[i].plan.total);
     if (d->partitions < (uint32_t)c->size)
         mr_comm_say(c, "note: %u partitions for %d ranks: %d ranks reduce nothing "
                     "(set -D mapreduce.job.reduces)", d->partitions, c->size,

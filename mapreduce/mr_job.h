@@ -47,6 +47,7 @@
 
 #include "mapreduce/mr_conf.h"
 #include "mapreduce/mr_desc.h"
+#include "mapreduce/mr_input_format.h"
 #include "mapreduce/mr_output.h"
 #include "mapreduce/mr_registry.h"
 #include "mapreduce/mr_sortbuf.h"

@@ -11,6 +11,57 @@
 
 #define MR_PROGRESS_EVERY 1024
 
+/* Map this rank's splits of one formatted input through task t; *done
+ * counts the weight finished, for progress. */
+static kiln_status
+mr_map_source(mr_job *job, const mr_input_src *src, mr_task *t, uint64_t *done, kiln_err *err)
+{
+    mr_job_rt *rt = &job->rt;
+    const mr_settings *st = &job->set;
+    mr_map_fn map = src->map != NULL ? src->map : job->desc.map;
+    size_t first, end;
+    mr_input_src_range(src, rt->comm.size, rt->comm.rank, &first, &end);
+    kiln_status s = KILN_OK;
+    for (size_t i = first; i < end && s == KILN_OK; i++) {
+        uint64_t w;
+        kslice split = mr_input_src_split(src, i, &w);
+        void *r;
+        s = src->fmt->open(src->arg, split, &r, err);
+        if (s != KILN_OK)
+            break;
+        t->format = src->fmt->name;
+        t->path = src->fmt->where(r);
+        kslice rec;
+        int got;
+        uint64_t records = 0;
+        while ((got = src->fmt->next(r, &rec, &t->object, err)) > 0) {
+            t->path = src->fmt->where(r);
+            s = map(t, rec, err);
+            if (s != KILN_OK)
+                break;
+            mr_settings_kill_point(st, &rt->comm, MR_PHASE_MAP, (int64_t)records);
+            if (++records % MR_PROGRESS_EVERY == 0) {
+                uint64_t p = src->fmt->progress(r);
+                mr_progress_update(&rt->progress, *done + (p < w ? p : w));
+            }
+        }
+        if (got < 0 && s == KILN_OK)
+            s = err->code != KILN_OK ? err->code : KILN_IO;
+        mr_counters_add(&rt->counters, MR_C_MAP_INPUT_RECORDS, records);
+        uint64_t p = src->fmt->progress(r);
+        mr_counters_add(&rt->counters, MR_C_INPUT_BYTES_READ, p < w ? p : w);
+        if (src->fmt->bytes_read != NULL)
+            mr_counters_add(&rt->counters, MR_C_FILE_BYTES_READ, src->fmt->bytes_read(r));
+        *done += w;
+        src->fmt->close(r);
+        t->object = NULL;
+        t->format = NULL;
+        t->path = NULL;
+        mr_progress_update(&rt->progress, *done);
+    }
+    return s;
+}
+
 kiln_status
 mr_map_phase(mr_job *job, kiln_err *err)
 {
@@ -24,6 +75,15 @@ mr_map_phase(mr_job *job, kiln_err *err)
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += splits[i].end - splits[i].start;
+    for (size_t k = 0; k < d->n_srcs; k++) {
+        size_t first, end;
+        mr_input_src_range(&d->srcs[k], rt->comm.size, rt->comm.rank, &first, &end);
+        for (size_t i = first; i < end; i++) {
+            uint64_t w;
+            mr_input_src_split(&d->srcs[k], i, &w);
+            total += w;
+        }
+    }
     mr_progress_begin(&rt->progress, MR_PHASE_MAP, total);
 
     kiln_status s = KILN_OK;
@@ -87,6 +147,8 @@ mr_map_phase(mr_job *job, kiln_err *err)
         mr_progress_update(&rt->progress, done);
     }
     free(splits);
+    for (size_t k = 0; k < d->n_srcs && s == KILN_OK; k++)
+        s = mr_map_source(job, &d->srcs[k], &t, &done, err);
     if (s == KILN_OK) {
         s = mr_collector_finish(ms->col, &ms->mof, err);
         ms->col = NULL;

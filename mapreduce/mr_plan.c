@@ -21,33 +21,115 @@
 
 /* ------------------------------------------------------------------ input */
 
+/* Rank 0: run every formatted input's plan and append the plans to wire:
+ * per input [be32 meta length][meta][be64 count][be32 splits length][splits]. */
+static kiln_status
+mr_plan_formats(mr_job *job, kbuf *wire, kiln_err *err)
+{
+    mr_job_desc *d = &job->desc;
+    for (size_t i = 0; i < d->n_srcs; i++) {
+        mr_input_src *src = &d->srcs[i];
+        kiln_status s = src->fmt->plan(src->arg, job, &src->plan, err);
+        if (s != KILN_OK)
+            return s;
+        buf_append_be32(wire, (uint32_t)src->plan.meta.len);
+        buf_append(wire, src->plan.meta.data, src->plan.meta.len);
+        buf_append_be64(wire, (uint64_t)src->plan.n);
+        buf_append_be32(wire, (uint32_t)src->plan.splits.len);
+        buf_append(wire, src->plan.splits.data, src->plan.splits.len);
+    }
+    return KILN_OK;
+}
+
+/* Every rank: take the plans from wire (rank 0 has them already) and index
+ * each input's splits. */
+static kiln_status
+mr_plan_formats_decode(mr_job *job, const kbuf *wire, kiln_err *err)
+{
+    mr_job_desc *d = &job->desc;
+    size_t off = 0;
+    for (size_t i = 0; i < d->n_srcs; i++) {
+        mr_input_src *src = &d->srcs[i];
+        if (off + 4 > wire->len)
+            return status_set(err, KILN_INTERNAL, "input plan %zu: truncated", i);
+        uint32_t ml = coding_get_be32(wire->data + off);
+        if (off + 4 + ml + 12 > wire->len)
+            return status_set(err, KILN_INTERNAL, "input plan %zu: truncated", i);
+        const uint8_t *meta = wire->data + off + 4;
+        uint64_t n = coding_get_be64(meta + ml);
+        uint32_t sl = coding_get_be32(meta + ml + 8);
+        const uint8_t *sp = meta + ml + 12;
+        if ((size_t)(sp - wire->data) + sl > wire->len)
+            return status_set(err, KILN_INTERNAL, "input plan %zu: truncated", i);
+        if (mr_job_rank(job) != 0) {
+            buf_reset(&src->plan.meta);
+            buf_append(&src->plan.meta, meta, ml);
+            buf_reset(&src->plan.splits);
+            buf_append(&src->plan.splits, sp, sl);
+            src->plan.n = (size_t)n;
+        }
+        off = (size_t)(sp - wire->data) + sl;
+        free(src->split_off);
+        src->split_off = kiln_calloc(n ? n : 1, sizeof *src->split_off);
+        src->plan.total = 0;
+        size_t p = 0;
+        for (uint64_t k = 0; k < n; k++) {
+            if (p + 12 > src->plan.splits.len)
+                return status_set(err, KILN_INTERNAL, "input plan %zu: split %llu truncated", i,
+                                  (unsigned long long)k);
+            src->split_off[k] = p;
+            src->plan.total += coding_get_be64(src->plan.splits.data + p);
+            p += 12 + coding_get_be32(src->plan.splits.data + p + 8);
+        }
+    }
+    return KILN_OK;
+}
+
 kiln_status
 mr_plan_inputs(mr_job *job, kiln_err *err)
 {
     mr_job_desc *d = &job->desc;
     mr_comm *c = &job->rt.comm;
     kbuf table = KBUF_INIT;
+    kbuf plans = KBUF_INIT;
     kiln_status s = KILN_OK;
     if (c->rank == 0) {
-        if (d->n_inputs == 0)
+        if (d->n_inputs == 0 && d->n_srcs == 0)
             s = status_set(err, KILN_INVALID, "no input given");
-        if (s == KILN_OK)
+        if (s == KILN_OK && d->n_inputs > 0)
             s = mr_input_list(&d->input, (const char *const *)d->inputs, d->n_inputs, err);
-        if (s == KILN_OK && d->input.n == 0)
+        if (s == KILN_OK && d->n_inputs > 0 && d->input.n == 0)
             s = status_set(err, KILN_NOT_FOUND, "%s: no input files", d->inputs[0]);
         if (s == KILN_OK)
             mr_input_encode(&d->input, &table);
+        if (s == KILN_OK)
+            s = mr_plan_formats(job, &plans, err);
     }
     s = mr_comm_agree(c, s, err);
     if (s != KILN_OK) {
         buf_free(&table);
+        buf_free(&plans);
         return s;
     }
     mr_comm_bcast_buf(c, &table, 0);
+    mr_comm_bcast_buf(c, &plans, 0);
     if (c->rank != 0)
         s = mr_input_decode(&d->input, table.data, table.len, err);
+    if (s == KILN_OK)
+        s = mr_plan_formats_decode(job, &plans, err);
     buf_free(&table);
-    return mr_comm_agree(c, s, err);
+    buf_free(&plans);
+    s = mr_comm_agree(c, s, err);
+    /* Every rank gets ready to read its formatted inputs (say, opens the
+     * table version rank 0 pinned); the agreement names a failing host. */
+    for (size_t i = 0; i < d->n_srcs && s == KILN_OK; i++) {
+        mr_input_src *src = &d->srcs[i];
+        kiln_status ps = KILN_OK;
+        if (src->fmt->prepare != NULL)
+            ps = src->fmt->prepare(src->arg, job, buf_slice(&src->plan.meta), err);
+        s = mr_comm_agree(c, ps, err);
+    }
+    return s;
 }
 
 /* ------------------------------------------------------------------ sampling */
@@ -124,6 +206,46 @@ mr_plan_sample_gzip(mr_job *job, mr_task *t, uint32_t file, size_t want, kiln_er
     return s;
 }
 
+/* Rank 0: map over the first records of a formatted input's splits: about
+ * points * MR_SAMPLE_RECORDS_PER_POINT records in all, spread evenly over
+ * the splits (its planner already cut it into similar pieces). */
+static kiln_status
+mr_plan_sample_source(mr_job *job, const mr_input_src *src, mr_task *t, size_t points,
+                      kiln_err *err)
+{
+    size_t n = src->plan.n;
+    if (n == 0)
+        return KILN_OK;
+    size_t want = points * MR_SAMPLE_RECORDS_PER_POINT;
+    size_t per = want / n > MR_SAMPLE_RECORDS_PER_POINT ? want / n : MR_SAMPLE_RECORDS_PER_POINT;
+    size_t step = n > points ? n / points : 1;
+    mr_map_fn map = src->map != NULL ? src->map : job->desc.map;
+    kiln_status s = KILN_OK;
+    for (size_t i = 0; i < n && s == KILN_OK; i += step) {
+        uint64_t w;
+        void *r;
+        s = src->fmt->open(src->arg, mr_input_src_split(src, i, &w), &r, err);
+        if (s != KILN_OK)
+            break;
+        t->format = src->fmt->name;
+        kslice rec;
+        int got = 0;
+        for (size_t k = 0; k < per && (got = src->fmt->next(r, &rec, &t->object, err)) > 0; k++) {
+            t->path = src->fmt->where(r);
+            kiln_err ignored;
+            status_clear(&ignored);
+            map(t, rec, &ignored);
+        }
+        if (got < 0)
+            s = err->code != KILN_OK ? err->code : KILN_IO;
+        src->fmt->close(r);
+        t->format = NULL;
+        t->object = NULL;
+        t->path = NULL;
+    }
+    return s;
+}
+
 /* Rank 0: run map over records at sample points, keep the emitted keys. */
 static kiln_status
 mr_plan_sample(mr_job *job, kbuf *keys_out, size_t *n_out, kiln_err *err)
@@ -187,6 +309,11 @@ mr_plan_sample(mr_job *job, kbuf *keys_out, size_t *n_out, kiln_err *err)
             job->desc.map(&t, line, &ignored);
         }
         mr_reader_close(r);
+    }
+    for (size_t k = 0; k < job->desc.n_srcs; k++) {
+        s = mr_plan_sample_source(job, &job->desc.srcs[k], &t, (size_t)points, err);
+        if (s != KILN_OK)
+            return s;
     }
     *n_out = samples.n;
     return KILN_OK;

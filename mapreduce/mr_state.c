@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "storage/base/coding.h"
+
 mr_job *
 mr_state_new(const mr_job_def *def, int argc, char **argv)
 {
@@ -44,6 +46,15 @@ mr_state_free(mr_job *job)
     for (size_t i = 0; i < d->n_inputs; i++)
         free(d->inputs[i]);
     free(d->inputs);
+    for (size_t i = 0; i < d->n_srcs; i++) {
+        mr_input_src *src = &d->srcs[i];
+        if (src->fmt->finish != NULL)
+            src->fmt->finish(src->arg);
+        buf_free(&src->plan.meta);
+        buf_free(&src->plan.splits);
+        free(src->split_off);
+    }
+    free(d->srcs);
     free(d->output);
     mr_state_drop_split_keys(d);
     buf_free(&d->desc_job);
@@ -65,4 +76,43 @@ mr_state_free(mr_job *job)
     mr_settings_free(&job->set);
     mr_comm_free(&job->rt.comm);
     free(job);
+}
+
+kslice
+mr_input_src_split(const mr_input_src *src, size_t i, uint64_t *weight)
+{
+    const uint8_t *p = src->plan.splits.data + src->split_off[i];
+    *weight = coding_get_be64(p);
+    return kslice_make(p + 12, coding_get_be32(p + 8));
+}
+
+void
+mr_input_src_range(const mr_input_src *src, int nranks, int rank, size_t *first, size_t *end)
+{
+    size_t n = src->plan.n;
+    uint64_t total = src->plan.total;
+    *first = *end = 0;
+    int found = 0;
+    /* the owner of split i: the rank whose 1/nranks of the weight holds its
+     * middle; owners never decrease with i, so each rank's splits are one run */
+    uint64_t before = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w;
+        mr_input_src_split(src, i, &w);
+        int owner;
+        if (total == 0)
+            owner = (int)(((2 * (unsigned __int128)i + 1) * (unsigned)nranks) / (2 * (unsigned __int128)n));
+        else
+            owner = (int)(((2 * (unsigned __int128)before + w) * (unsigned)nranks) /
+                          (2 * (unsigned __int128)total));
+        if (owner >= nranks)
+            owner = nranks - 1;
+        before += w;
+        if (owner == rank) {
+            if (!found)
+                *first = i;
+            found = 1;
+            *end = i + 1;
+        }
+    }
 }

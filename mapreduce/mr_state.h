@@ -37,6 +37,7 @@
 #include "mapreduce/mr_comm.h"
 #include "mapreduce/mr_counters.h"
 #include "mapreduce/mr_input.h"
+#include "mapreduce/mr_input_format.h"
 #include "mapreduce/mr_output.h"
 #include "mapreduce/mr_partition.h"
 #include "mapreduce/mr_progress.h"
@@ -46,6 +47,34 @@
 #include "mapreduce/mr_shuffle.h"
 #include "mapreduce/mr_task_int.h"
 #include "storage/base/buf.h"
+
+/* A formatted input's plan (mr_input_format.h): splits as [be64 weight]
+ * [be32 length][bytes] records, their count and total weight, and the meta
+ * bytes. Filled by the format's plan on rank 0, then broadcast. */
+struct mr_input_plan {
+    kbuf meta;
+    kbuf splits;
+    size_t n;
+    uint64_t total;
+};
+
+/* One formatted input of the job: its format, argument and map (setup's
+ * mr_job_add_input_format), and its plan (mr_plan.c). */
+typedef struct mr_input_src {
+    const mr_input_format *fmt;
+    void *arg;
+    mr_map_fn map;               /* NULL: the job's */
+    struct mr_input_plan plan;
+    size_t *split_off;           /* [plan.n]: offset of each split's record in plan.splits */
+} mr_input_src;
+
+/* The bytes and weight of split i of src. */
+kslice mr_input_src_split(const mr_input_src *src, size_t i, uint64_t *weight);
+/* The splits [*first, *end) of src that rank `rank` of nranks reads: ranks
+ * take contiguous runs, a split going to the rank whose share of the total
+ * weight holds its middle (by count when every weight is 0). */
+void mr_input_src_range(const mr_input_src *src, int nranks, int rank, size_t *first,
+                        size_t *end);
 
 /* What the job is: everything that decides its output. Written before map
  * (see above), then read-only. */
@@ -59,6 +88,8 @@ typedef struct mr_job_desc {
     /* setup's mr_job_* calls */
     char **inputs;               /* paths as given */
     size_t n_inputs;
+    mr_input_src *srcs;          /* formatted inputs, in the order added */
+    size_t n_srcs;
     char *output;
     const mr_output_format *fmt;
     void *fmt_arg;

@@ -4,6 +4,7 @@
  * task's runner set; nothing here knows where records end up.
  */
 #include "mapreduce/mr_task_int.h"
+#include "mapreduce/mr_input_format.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,11 +70,26 @@ mr_task_input_offset(const mr_task *t)
     return t->offset;
 }
 
+const void *
+mr_task_input_object(const mr_task *t)
+{
+    return t->object;
+}
+
+const char *
+mr_task_input_format(const mr_task *t)
+{
+    return t->format != NULL ? t->format : "text";
+}
+
 kiln_status
 mr_task_input_line(mr_task *t, uint64_t *line, kiln_err *err)
 {
     if (t->reader == NULL) {
         *line = 0;
+        if (t->format != NULL)
+            return status_set(err, KILN_INVALID, "%s: a %s input has no line numbers",
+                              mr_task_input_path(t), t->format);
         return status_set(err, KILN_INVALID, "input line asked outside map");
     }
     return mr_reader_line_number(t->reader, line, err);

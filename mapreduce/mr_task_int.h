@@ -50,6 +50,8 @@ struct mr_task {
     const char *path;
     uint32_t file_index;
     uint64_t offset;
+    const char *format;          /* a formatted input's name; NULL for lines */
+    const void *object;          /* its current record's object */
     /* combine and reduce: the partition; combine: the key of the group, which
      * every emit must carry */
     uint32_t part;

@@ -310,3 +310,53 @@ hfile_reader_block_iter(hfile_reader *r, uint64_t n, kiln_iter **out, kiln_err *
     *out = hfile_block_iter_new(b, r->cache, h);
     return KILN_OK;
 }
+
+kiln_status
+hfile_reader_block_rows(hfile_reader *r, size_t max, kbuf *rows, size_t *n, kiln_err *err)
+{
+    *n = 0;
+    if (max == 0 || hfile_reader_entry_count(r) == 0)
+        return KILN_OK;
+    /* Count the blocks, then take the row of every stride-th. */
+    icursor c = {.r = r, .levels = r->levels};
+    uint64_t blocks = 0;
+    kiln_status s = hfile_cursor_seek(&c, POS_FIRST, NULL, err);
+    while (s == KILN_OK) {
+        blocks++;
+        s = hfile_cursor_step(&c, 1, err);
+    }
+    hfile_cursor_release(&c);
+    if (s != KILN_NOT_FOUND)
+        return s;
+    double stride = blocks > max ? (double)blocks / (double)max : 1.0;
+    double next = 0;
+    uint64_t i = 0;
+    icursor c2 = {.r = r, .levels = r->levels};
+    s = hfile_cursor_seek(&c2, POS_FIRST, NULL, err);
+    while (s == KILN_OK && *n < max) {
+        if ((double)i >= next) {
+            hfile_index_entry e;
+            hfile_cursor_data_entry(&c2, &e);
+            if (e.key.n < 2) {
+                s = status_set(err, KILN_CORRUPTION, "%s: block index entry %llu has a key of "
+                               "%zu bytes", r->path, (unsigned long long)i, e.key.n);
+                break;
+            }
+            size_t rl = ((size_t)e.key.p[0] << 8) | e.key.p[1];
+            if (rl + 2 > e.key.n) {
+                s = status_set(err, KILN_CORRUPTION, "%s: block index entry %llu: row length "
+                               "%zu past its key of %zu bytes", r->path, (unsigned long long)i,
+                               rl, e.key.n);
+                break;
+            }
+            buf_append_be32(rows, (uint32_t)rl);
+            buf_append(rows, e.key.p + 2, rl);
+            (*n)++;
+            next += stride;
+        }
+        i++;
+        s = hfile_cursor_step(&c2, 1, err);
+    }
+    hfile_cursor_release(&c2);
+    return s == KILN_NOT_FOUND ? KILN_OK : s;
+}

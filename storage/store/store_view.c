@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "storage/base/coding.h"
 #include "storage/base/env.h"
 #include "storage/store/store_salt.h"
 #include "storage/store/store_view_int.h"
@@ -151,6 +152,13 @@ kiln_status
 store_view_open(const char *data_dir, const char *table, block_cache *cache, store_view **out,
                 kiln_err *err)
 {
+    return store_view_open_version(data_dir, table, 0, cache, out, err);
+}
+
+kiln_status
+store_view_open_version(const char *data_dir, const char *table, uint64_t version,
+                        block_cache *cache, store_view **out, kiln_err *err)
+{
     *out = NULL;
     kiln_table *t;
     kiln_status st = table_open(data_dir, table, &t, err);
@@ -186,6 +194,22 @@ store_view_open(const char *data_dir, const char *table, block_cache *cache, sto
         }
         v->have_current = 1;
         status_clear(&e2);
+        if (version != 0) {
+            /* one version asked for: no retry, it is there or it is not */
+            st = table_read_manifest(t, version, &v->m, NULL, &e2);
+            if (st == KILN_OK) {
+                v->version = v->m.version;
+                schema_copy(&v->schema, &v->m.tables[0].schema);
+                st = store_view_open_files(v, t, cache, &e2);
+            }
+            if (st == KILN_NOT_FOUND)
+                status_set(err, KILN_NOT_FOUND, "table %s: version %llu is not kept (`kiln "
+                           "views %s` lists the versions there are)", table_name(t),
+                           (unsigned long long)version, table_name(t));
+            else if (st != KILN_OK)
+                status_set(err, st, "%s", e2.msg);
+            break;
+        }
         st = table_read_current(t, &v->m, &e2);
         if (st == KILN_NOT_FOUND) {
             st = KILN_BUSY;   /* CURRENT or its manifest replaced meanwhile: again */
@@ -403,6 +427,52 @@ store_view_region_bytes(const store_view *v, size_t i, size_t *files)
     if (files)
         *files = v->regions[i].nfiles;
     return v->regions[i].bytes;
+}
+
+/* qsort order of [be32 length][bytes] records by their bytes. */
+static int
+store_view_cmp_rows(const void *a, const void *b)
+{
+    const kslice *x = a, *y = b;
+    return kslice_cmp(*x, *y);
+}
+
+kiln_status
+store_view_region_cut_rows(store_view *v, size_t i, size_t max, kbuf *rows, size_t *n,
+                           kiln_err *err)
+{
+    *n = 0;
+    const store_region *r = &v->regions[i];
+    const store_file *big = NULL;
+    for (size_t k = 0; k < r->nfiles; k++)
+        if (big == NULL || hfile_reader_file_size(r->files[k].rd) > hfile_reader_file_size(big->rd))
+            big = &r->files[k];
+    if (big == NULL || max == 0)
+        return KILN_OK;
+    kbuf raw = KBUF_INIT;
+    size_t got = 0;
+    kiln_status s = hfile_reader_block_rows(big->rd, max, &raw, &got, err);
+    kslice *cut = kiln_calloc(got ? got : 1, sizeof *cut);
+    size_t k = 0;
+    for (size_t j = 0, off = 0; s == KILN_OK && j < got; j++) {
+        uint32_t len = coding_get_be32(raw.data + off);
+        kslice row = kslice_make(raw.data + off + 4, len);
+        off += 4 + len;
+        if (kslice_cmp(row, r->start) <= 0 || (r->end.n > 0 && kslice_cmp(row, r->end) >= 0))
+            continue;
+        cut[k++] = row;
+    }
+    qsort(cut, k, sizeof *cut, store_view_cmp_rows);
+    for (size_t j = 0; j < k; j++) {
+        if (j > 0 && kslice_cmp(cut[j], cut[j - 1]) == 0)
+            continue;
+        buf_append_be32(rows, (uint32_t)cut[j].n);
+        buf_append(rows, cut[j].p, cut[j].n);
+        (*n)++;
+    }
+    free(cut);
+    buf_free(&raw);
+    return s;
 }
 
 uint64_t

@@ -68,6 +68,12 @@ typedef struct store_index_def store_index_def;
  * HFile, or one whose size differs from the manifest's. */
 kiln_status store_view_open(const char *data_dir, const char *table, block_cache *cache,
                             store_view **out, kiln_err *err);
+/* Open version `version` of `table` (0: the current one, as store_view_open),
+ * published or not, as long as its manifest and files are kept.
+ * KILN_NOT_FOUND naming the table and version when they are not (anymore):
+ * no retry, unlike the current version's open. */
+kiln_status store_view_open_version(const char *data_dir, const char *table, uint64_t version,
+                                    block_cache *cache, store_view **out, kiln_err *err);
 void store_view_ref(store_view *v);
 /* Drop a reference; the last one closes the files. v may be NULL. */
 void store_view_unref(store_view *v);
@@ -82,6 +88,13 @@ kslice store_view_region_start(const store_view *v, size_t i);
 kslice store_view_region_end(const store_view *v, size_t i);
 /* Bytes of the HFiles of region i, and their count. */
 uint64_t store_view_region_bytes(const store_view *v, size_t i, size_t *files);
+/* Rows that cut region i into pieces of similar size: the rows of evenly
+ * spaced data blocks of its largest file (hfile_reader_block_rows), strictly
+ * inside the region, increasing, without repeats; at most max. Appended to
+ * rows as [be32 length][bytes] (stored keys: a salted table's keep their
+ * bucket byte); *n their count. */
+kiln_status store_view_region_cut_rows(store_view *v, size_t i, size_t max, kbuf *rows,
+                                       size_t *n, kiln_err *err);
 
 /* Block cache use of a version, for warming its successor: the bytes of
  * its files' blocks now cached, and the uncompressed size of its data (the
@@ -211,6 +224,11 @@ typedef struct store_scan_opts {
      * of a column no row has does not run to the end of the table in one
      * call. 0 = no bound. */
     uint64_t max_skipped;
+    /* A salted table: with one_bucket set, only the rows of bucket `bucket`
+     * (start, stop and prefix still user keys); ignored for an unsalted
+     * table. So that a job reads a salted table in pieces. */
+    int one_bucket;
+    uint32_t bucket;
 } store_scan_opts;
 
 void store_scan_opts_init(store_scan_opts *o);

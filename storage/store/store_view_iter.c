@@ -580,9 +580,16 @@ store_view_iter_open(store_view *v, const store_scan_opts *o, kiln_iter **out, k
     if (buckets == 0) {
         *out = store_iter_range_new(v, &sel, &b, -1);
     } else {
+        if (o->one_bucket && o->bucket >= buckets) {
+            buf_free(&pend);
+            store_row_sel_free(&sel);
+            return status_set(err, KILN_INVALID, "table %s: bucket %u of a table of %u buckets",
+                              v->schema.name, o->bucket, buckets);
+        }
         iter_merge *m = iter_merge_new(1);
         for (uint32_t i = 0; i < buckets; i++)
-            iter_merge_add(m, store_iter_range_new(v, &sel, &b, (int)i), 0, 1);
+            if (!o->one_bucket || i == o->bucket)
+                iter_merge_add(m, store_iter_range_new(v, &sel, &b, (int)i), 0, 1);
         *out = iter_merge_iter(m);
     }
     buf_free(&pend);
