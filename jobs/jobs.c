@@ -13,4 +13,5 @@ jobs_register_all(void)
     mr_job_register(&follows_job);
     mr_job_register(&reviews_job);
     mr_job_register(&rowcounter_job);
+    mr_job_register(&dailyactivity_job);
 }

@@ -159,6 +159,17 @@ view_add_input(view *v, const char *path)
     v->inputs++;
 }
 
+kiln_status
+view_add_table_input(view *v, table_input_spec *spec, mr_map_fn map, kiln_err *err)
+{
+    if (spec->data_dir == NULL)
+        spec->data_dir = v->data_dir;
+    kiln_status s = table_input_add(v->job, spec, map, err);
+    if (s == KILN_OK)
+        v->inputs++;
+    return s;
+}
+
 const char *
 view_data_dir(const view *v)
 {

@@ -55,6 +55,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jobs/table_input.h"
 #include "mapreduce/mr_job.h"
 #include "storage/base/buf.h"
 #include "storage/base/status.h"
@@ -86,6 +87,10 @@ int view_common_arg(view *v, int argc, char **argv, int *i, kiln_status *s, kiln
 
 /* Add an input path (a file or a directory) the way --input does. */
 void view_add_input(view *v, const char *path);
+
+/* Add a loaded table as an input (table_input.h), its rows going to map
+ * (NULL: the job's map); spec's data directory defaults to the view's. */
+kiln_status view_add_table_input(view *v, table_input_spec *spec, mr_map_fn map, kiln_err *err);
 
 /* The data directory (--data, else $KILN_DATA, else ./kiln-data). */
 const char *view_data_dir(const view *v);

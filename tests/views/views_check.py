@@ -315,7 +315,34 @@ def build_reviews(opts, inputs):
     return v
 
 
-BUILDERS = {'useractions': build_useractions, 'tslog': build_tslog, 'orders': build_orders,
+def build_dailyactivity(opts, inputs):
+    """dailyactivity over the useractions table loaded from the same input:
+    the useractions rows (last line wins), then per user and UTC day the
+    count of each action, the total, and the first and last ts."""
+    ua = build_useractions(opts, inputs)
+    days = {}
+    for row, cells in ua.rows.items():
+        user = row[:4]
+        ts = I64_MAX - struct.unpack('>q', row[4:12])[0]
+        name = [c[3] for c in cells if c[:2] == (b'content', b'name')][0]
+        d = days.setdefault(user + struct.pack('>I', ts // 86400000), {'acts': {}, 'ts': []})
+        d['acts'][name] = d['acts'].get(name, 0) + 1
+        d['ts'].append(ts)
+    v = View()
+    for row, d in days.items():
+        day_ts = struct.unpack('>I', row[4:])[0] * 86400000
+        cells = [(b'a', a, day_ts, b'%d' % n) for a, n in d['acts'].items()]
+        cells += [(b's', b'first', day_ts, b'%d' % min(d['ts'])),
+                  (b's', b'last', day_ts, b'%d' % max(d['ts'])),
+                  (b's', b'total', day_ts, b'%d' % len(d['ts']))]
+        v.put(row, cells)
+    # the view's own counters (view_common), zero for a table input
+    for name in ('Bad rows', 'Bad Lines', 'Duplicate rows (last line kept)'):
+        v.count(name, 0)
+    return v
+
+
+BUILDERS = {'dailyactivity': build_dailyactivity, 'useractions': build_useractions, 'tslog': build_tslog, 'orders': build_orders,
             'follows': build_follows, 'reviews': build_reviews}
 
 
@@ -352,6 +379,11 @@ def query(name, v, q):
         if kind == 'window':                      # window USER T1 T2: T1 <= ts < T2
             return [r for r in scan(v, prefix=user)
                     if n(2) <= I64_MAX - struct.unpack('>q', r[4:12])[0] < n(3)]
+    if name == 'dailyactivity' and kind == 'day':  # day USER DAY: one row
+        row = struct.pack('>II', n(1), n(2))
+        return [row] if row in v.rows else []
+    if name == 'dailyactivity' and kind == 'days':  # days USER D1 D2: D1 <= day < D2
+        return scan(v, start=struct.pack('>II', n(1), n(2)), stop=struct.pack('>II', n(1), n(3)))
     if name == 'tslog/byhost' and kind == 'host':  # host HOST EVENT T1 T2
         key = q[1].encode() + b'\0' + q[2].encode() + b'\0'
         return [r for r in scan(v, prefix=key)
