@@ -106,11 +106,13 @@ int hfile_iter_valid(const hfile_iter *it);
 /* The current cell. REQUIRES: valid. Valid until the next call on it. */
 const kiln_cell *hfile_iter_cell(const hfile_iter *it);
 
-/* The rows of data blocks' first cells, read from the block index alone
- * (no data block is read): every block's row when the file has at most max
- * blocks, else max rows at evenly spaced blocks, in file order (repeats
- * possible), each appended to rows as [be32 length][bytes]; *n their count.
- * For cutting a large key range into pieces of similar size. */
+/* The rows of the data block index entries, read from the index alone (no
+ * data block is read): each lies between the previous block's last row and
+ * its block's first row (a writer may shorten index keys). Every block's row
+ * when the file has at most max blocks, else max rows at evenly spaced
+ * blocks, in file order (repeats possible), each appended to rows as
+ * [be32 length][bytes]; *n their count. For cutting a large key range into
+ * pieces of similar size. */
 kiln_status hfile_reader_block_rows(hfile_reader *r, size_t max, kbuf *rows, size_t *n,
                                     kiln_err *err);
 

@@ -18,6 +18,7 @@
 
 #include "mapreduce/mr_input.h"
 #include "mapreduce/mr_reader.h"
+#include "mapreduce/mr_state.h"
 #include "storage/base/buf.h"
 
 static uint64_t rng_state;
@@ -428,6 +429,60 @@ splits_balance(void **state)
     assert_true(off > 0 && off < 4000);
 }
 
+/* A formatted input's splits dealt to ranks (mr_input_src_range): every
+ * split read by exactly one rank, each rank's splits one contiguous run in
+ * rank order, and no rank more than one split's weight over its share;
+ * zero weights deal by count. */
+static void
+format_splits_dealt(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 300; round++) {
+        mr_input_src src;
+        memset(&src, 0, sizeof src);
+        size_t n = (size_t)(rnd() % 40);
+        int zero = round % 5 == 0;
+        uint64_t maxw = 0, total = 0;
+        src.split_off = calloc(n ? n : 1, sizeof *src.split_off);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t w = zero ? 0 : (rnd() % 4 == 0 ? rnd() % 1000000 : rnd() % 1000);
+            src.split_off[i] = src.plan.splits.len;
+            buf_append_be64(&src.plan.splits, w);
+            buf_append_be32(&src.plan.splits, 1);
+            buf_append_u8(&src.plan.splits, (uint8_t)i);
+            maxw = w > maxw ? w : maxw;
+            total += w;
+        }
+        src.plan.n = n;
+        src.plan.total = total;
+        int nranks = 1 + (int)(rnd() % 9);
+        size_t next = 0;
+        for (int r = 0; r < nranks; r++) {
+            size_t first, end;
+            mr_input_src_range(&src, nranks, r, &first, &end);
+            if (first == end)
+                continue;
+            assert_int_equal(first, next);   /* contiguous, in rank order */
+            uint64_t mine = 0;
+            for (size_t i = first; i < end; i++) {
+                uint64_t w;
+                kslice b = mr_input_src_split(&src, i, &w);
+                assert_int_equal(b.n, 1);
+                assert_int_equal(b.p[0], (uint8_t)i);
+                mine += w;
+            }
+            if (!zero)
+                assert_true(mine <= total / (uint64_t)nranks + maxw + 1);
+            else
+                assert_true(end - first <= n / (size_t)nranks + 1);
+            next = end;
+        }
+        assert_int_equal(next, n);   /* every split dealt */
+        buf_free(&src.plan.splits);
+        free(src.split_off);
+    }
+}
+
 int
 main(void)
 {
@@ -442,6 +497,7 @@ main(void)
         cmocka_unit_test(line_numbers),
         cmocka_unit_test(listing),
         cmocka_unit_test(splits_balance),
+        cmocka_unit_test(format_splits_dealt),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

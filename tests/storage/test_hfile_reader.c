@@ -29,6 +29,7 @@
 #include "storage/base/env.h"
 #include "storage/hfile/hfile_block.h"
 #include "storage/hfile/hfile_encoding.h"
+#include "tests/support/test_util.h"
 #include "storage/hfile/hfile_format.h"
 #include "storage/hfile/hfile_reader.h"
 #include "storage/hfile/hfile_writer.h"
@@ -917,6 +918,70 @@ write_file(const char *path, const ocells *a, const hfile_writer_options *o)
         fail_msg("writer finish: %s", err.msg);
 }
 
+/* hfile_reader_block_rows against the blocks read one by one: an index
+ * entry's row lies between the previous block's last row and its block's
+ * first row (a writer may shorten index keys); with room for all, one row per
+ * block; with less, that many, in file order. */
+static void
+check_block_rows(hfile_reader *r)
+{
+    kiln_err err;
+    status_clear(&err);
+    kbuf first = KBUF_INIT, last = KBUF_INIT;   /* per block: [be32 len][row] */
+    size_t blocks = 0;
+    for (;;) {
+        kiln_iter *it;
+        kiln_status st = hfile_reader_block_iter(r, blocks, &it, &err);
+        if (st == KILN_NOT_FOUND)
+            break;
+        tu_must(st, &err);
+        kiln_iter_seek_first(it);
+        assert_true(kiln_iter_valid(it));
+        const kiln_cell *c = kiln_iter_key(it);
+        buf_append_be32(&first, c->row_len);
+        buf_append(&first, c->row, c->row_len);
+        kiln_iter_seek_last(it);
+        c = kiln_iter_key(it);
+        buf_append_be32(&last, c->row_len);
+        buf_append(&last, c->row, c->row_len);
+        kiln_iter_close(it);
+        blocks++;
+    }
+    kslice *fr = calloc(blocks + 1, sizeof *fr), *lr = calloc(blocks + 1, sizeof *lr);
+    for (size_t i = 0, fo = 0, lo = 0; i < blocks; i++) {
+        fr[i] = kslice_make(first.data + fo + 4, coding_get_be32(first.data + fo));
+        fo += 4 + fr[i].n;
+        lr[i] = kslice_make(last.data + lo + 4, coding_get_be32(last.data + lo));
+        lo += 4 + lr[i].n;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        size_t max = pass == 0 ? blocks + 5 : 1 + rnd_below(blocks > 1 ? blocks - 1 : 1);
+        status_clear(&err);
+        kbuf got = KBUF_INIT;
+        size_t n;
+        tu_must(hfile_reader_block_rows(r, max, &got, &n, &err), &err);
+        assert_int_equal(n, max < blocks ? max : blocks);
+        size_t b = 0;   /* the block the next row may belong to */
+        for (size_t i = 0, off = 0; i < n; i++) {
+            kslice row = kslice_make(got.data + off + 4, coding_get_be32(got.data + off));
+            off += 4 + row.n;
+            while (b < blocks && !(kslice_cmp(row, fr[b]) <= 0 &&
+                                   (b == 0 || kslice_cmp(row, lr[b - 1]) >= 0)))
+                b++;
+            if (b == blocks)
+                fail_msg("block row %zu of %zu is no block's index row", i, n);
+            if (pass == 0)
+                assert_int_equal(b, i);   /* all of them: one per block, in order */
+            b++;
+        }
+        buf_free(&got);
+    }
+    free(fr);
+    free(lr);
+    buf_free(&first);
+    buf_free(&last);
+}
+
 /* Files from Kiln's writer with tiny blocks and index chunks (so 2-4 index
  * levels), every codec, ROW/ROWCOL/no bloom, tags on and off: the reader
  * checks them, reads them back exactly, both ways, and seeks in them. */
@@ -970,6 +1035,7 @@ writer_files_round_trip(void **state)
             cell_equal(&b.v[i].c, &a.v[i].c);
         check_reverse(r, &b);
         check_random_seeks(r, &b, 2000);
+        check_block_rows(r);
         for (size_t i = 0; i < a.n; i++) {
             const kiln_cell *c = &a.v[i].c;
             assert_int_equal(hfile_reader_may_contain_rowcol(r, c->row, c->row_len, c->qualifier,
