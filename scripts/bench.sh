@@ -12,6 +12,8 @@
 #   scripts/bench.sh --summarize LOGDIR     (summary of an earlier run's logs)
 #   scripts/bench.sh --suite put [ARGS]     (the speed layer's Puts against RocksDB
 #                                            and Redis: scripts/put_bench.sh ARGS)
+#   scripts/bench.sh --suite table-input [ARGS]  (rowcounter and export against the
+#                                            table-read ceiling: scripts/table_input_bench.sh)
 #
 # Defaults: 10M rows, 3 runs, 2M Gets per thread, 200k scans, data in
 # $BENCH_DIR or /tmp/kiln-bench, PEERS $KILN_PEERS or ../shared/bench/peers
@@ -37,8 +39,9 @@ SUMMARIZE=
 if [ "${1:-}" = --suite ]; then
     case ${2:-} in
     put) shift 2; exec scripts/put_bench.sh "$@" ;;
+    table-input) shift 2; exec scripts/table_input_bench.sh "$@" ;;
     read) shift 2 ;;
-    *) echo "bench.sh: --suite takes put or read, not '${2:-}'" >&2; exit 64 ;;
+    *) echo "bench.sh: --suite takes put, read or table-input, not '${2:-}'" >&2; exit 64 ;;
     esac
 fi
 
