@@ -72,10 +72,4 @@ typedef struct mr_input_format {
  * job's map). Call from setup, the same calls on every rank. */
 void mr_job_add_input_format(mr_job *job, const mr_input_format *fmt, void *arg, mr_map_fn map);
 
-/* Map only: the current record's object (NULL for text lines and formats
- * that give none), and the name of the format it came from ("text" for
- * lines). */
-const void *mr_task_input_object(const mr_task *t);
-const char *mr_task_input_format(const mr_task *t);
-
 #endif

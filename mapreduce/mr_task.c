@@ -4,7 +4,6 @@
  * task's runner set; nothing here knows where records end up.
  */
 #include "mapreduce/mr_task_int.h"
-#include "mapreduce/mr_input_format.h"
 
 #include <stdarg.h>
 #include <stdio.h>

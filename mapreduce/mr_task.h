@@ -52,6 +52,12 @@ uint64_t mr_task_input_offset(const mr_task *t);
  * time in a split: meant for error reports). */
 kiln_status mr_task_input_line(mr_task *t, uint64_t *line, kiln_err *err);
 
+/* Map only: the current record's object when it came from a formatted input
+ * that gives one (mr_input_format.h: a table's row with its cells), else
+ * NULL; and the name of the input format it came from ("text" for lines). */
+const void *mr_task_input_object(const mr_task *t);
+const char *mr_task_input_format(const mr_task *t);
+
 /* Reduce only: the partition being reduced. */
 uint32_t mr_task_partition(const mr_task *t);
 
