@@ -340,7 +340,8 @@ events_generate(const view_gen_options *o, kiln_err *err)
                 nround = 0;
                 next = 0;
                 if (kind < 6) {
-                    size_t skip = (size_t)view_gen_below(&r, 6), skip2 = (size_t)view_gen_below(&r, 6);
+                    size_t skip = (size_t)view_gen_below(&r, 6);
+                    size_t skip2 = (size_t)view_gen_below(&r, 6);
                     for (size_t k = 0; k < 6; k++)
                         if (k != skip && k != skip2)
                             round[nround++] = &events_vitals[k];

@@ -158,8 +158,8 @@ products_parse_attrs(const products_type *ty, kslice attrs, kslice *vals, char *
         const uint8_t *stop = semi != NULL ? semi : end;
         const uint8_t *eq = memchr(p, '=', (size_t)(stop - p));
         if (eq == NULL || eq == p || eq + 1 == stop) {
-            snprintf(why, cap, "attribute '%.*s' is not name=value", (int)((stop - p) > 40 ? 40 : stop - p),
-                     (const char *)p);
+            int shown = stop - p > 40 ? 40 : (int)(stop - p);
+            snprintf(why, cap, "attribute '%.*s' is not name=value", shown, (const char *)p);
             return why;
         }
         kslice name = kslice_make(p, (size_t)(eq - p));
@@ -288,7 +288,8 @@ products_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
         return status_set(err, KILN_CORRUPTION, "products: a row of %zu bytes of no type", row.n);
     kslice f[2 + PRODUCTS_ATTRS_MAX];
     if (view_split(buf_slice(&st->last), '\t', f, 2 + PRODUCTS_ATTRS_MAX) != 2 + ty->nattrs)
-        return status_set(err, KILN_CORRUPTION, "products: a %s value of the wrong shape", ty->name);
+        return status_set(err, KILN_CORRUPTION, "products: a %s value of the wrong shape",
+                          ty->name);
     mr_task_count(t, st->c_type[ti], 1);
     /* cell order: family c (name, price), then family t by attribute name */
     s = view_put(st->v, t, table, row, "c", kslice_str("name"), st->ts, f[0], err);
@@ -379,6 +380,8 @@ static const char *const products_last[] = {
     "Kowal", "Lindqvist", "Moreau", "Nakamura", "Okafor", "Petrov", "Quinn", "Rossi", "Silva",
     "Tanaka", "Varga", "Weber",
 };
+#define PRODUCTS_NFIRST (sizeof products_first / sizeof products_first[0])
+#define PRODUCTS_NLAST (sizeof products_last / sizeof products_last[0])
 
 static void
 products_word(view_gen_rng *r, kbuf *b)
@@ -390,9 +393,10 @@ products_word(view_gen_rng *r, kbuf *b)
 static void
 products_person(view_gen_rng *r, kbuf *b)
 {
-    view_gen_printf(b, "%s %s",
-                    view_gen_pick(r, products_first, sizeof products_first / sizeof *products_first),
-                    view_gen_pick(r, products_last, sizeof products_last / sizeof *products_last));
+    /* two statements: the draws happen in this order on every compiler */
+    const char *first = view_gen_pick(r, products_first, PRODUCTS_NFIRST);
+    const char *last = view_gen_pick(r, products_last, PRODUCTS_NLAST);
+    view_gen_printf(b, "%s %s", first, last);
 }
 
 /* An ISBN-13: 978, nine digits, the check digit. */
@@ -500,6 +504,7 @@ const view_gen_def products_gen = {
     "products",
     "product lines",
     "DIR/products-NNNNN.tsv: type TAB id TAB name TAB price TAB attr=value;...\n"
-    "(album, book, film; with --bad P also ~P/2 per mille with another type's attribute)",
+    "(album, book, film; with --bad P also ~P/2 per mille carrying another\n"
+    "type's attribute)",
     products_generate,
 };

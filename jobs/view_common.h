@@ -1,5 +1,5 @@
 /* view_common.h -- what the materialized-view jobs (useractions, tslog,
- * orders, follows, reviews) share: their target tables, the record layout
+ * orders, follows, reviews, products, events) share: their target tables, the record layout
  * between map and reduce, the several-table HFile output, bad-line handling
  * and field parsing.
  *
