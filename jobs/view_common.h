@@ -1,7 +1,7 @@
 /* view_common.h -- what the materialized-view jobs (useractions, tslog,
- * orders, follows, reviews) share: their target tables, the record layout
- * between map and reduce, the several-table HFile output, bad-line handling
- * and field parsing.
+ * orders, follows, reviews, products, events) share: their target tables,
+ * the record layout between map and reduce, the several-table HFile output,
+ * bad-line handling and field parsing.
  *
  * A view job writes one or more tables. A one-table job writes HBase's bulk-
  * output layout at the top of its output directory; a several-table job

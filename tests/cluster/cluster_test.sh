@@ -279,6 +279,20 @@ both reviews reviews --input "$W/rev" --data "$KILN_DATA"
 check "reviews: loaded" bash -c "'$KILN' load reviews '$W/reviews.3' --no-split > /dev/null 2>> '$W/job.err'" &&
   check "reviews: every row scanned" rows_match reviews "$W/reviews.3"
 
+"$GEN" products --rows 8000 --seed 2 --files 3 --bad 3 --output "$W/prod" 2>> "$W/job.err"
+"$KILN" create products --family c --family t --split book --split film > /dev/null
+both products products --input "$W/prod" --data "$KILN_DATA"
+check "products: loaded" bash -c "'$KILN' load products '$W/products.3' --no-split > /dev/null 2>> '$W/job.err'" &&
+  check "products: every row scanned" rows_match products "$W/products.3"
+
+# ("events" is the salted importtsv table above)
+"$GEN" events --rows 12000 --seed 8 --files 3 --bad 3 --output "$W/evt" 2>> "$W/job.err"
+"$KILN" create patient_events --family e --salt-buckets 3 > /dev/null
+both events events --input "$W/evt" --table patient_events --data "$KILN_DATA"
+check "events (salted table): loaded" \
+  bash -c "'$KILN' load patient_events '$W/events.3' --no-split > /dev/null 2>> '$W/job.err'" &&
+  check "events: every row scanned" rows_match patient_events "$W/events.3"
+
 check "after every job: nothing left in any host's /tmp or beside the outputs" clean_everywhere
 
 # ---------------------------------------------------------------- failures

@@ -171,12 +171,13 @@ http_page() {
     $CHECK json <"$work/page.json"
 }
 
-# kiln_page TABLE PREFIX LIMIT K: the same through `kiln scan`, each page
-# started at the last row seen + \x00
+# kiln_page TABLE PREFIX LIMIT K [ARGS...]: the same through `kiln scan`
+# (with ARGS, e.g. --columns c), each page started at the last row seen + \x00
 kiln_page() {
     local table=$1 prefix=$2 limit=$3 k=$4 start=$2 p
+    shift 4
     for ((p = 1; p <= k; p++)); do
-        "$KILN" scan "$table" --prefix "$prefix" --start "$start" --limit "$limit" --json \
+        "$KILN" scan "$table" --prefix "$prefix" --start "$start" --limit "$limit" "$@" --json \
             >"$work/kpage.json" || return 1
         [ "$p" = "$k" ] && break
         start=$($CHECK lastrow <"$work/kpage.json")

@@ -6,10 +6,12 @@ rules (docs/views.md, the jobs' header comments) and nothing of the jobs'
 code, every cell each view must hold and the answers to its queries. Output
 is text the test scripts compare with `cmp`:
 
-  expect VIEW [--buckets B] [--job-time MS] --out DIR INPUT... [-- QUERY...]
+  expect VIEW [--buckets B] [--job-time MS] [--salt N] --out DIR INPUT... [-- QUERY...]
       DIR/cells[.LAYOUT].txt  every expected cell in `kiln hfile dump` form
                               (ROW TAB FAMILY:QUALIFIER TAB TS TAB Put TAB
-                              VALUE, printable form), sorted bytewise
+                              VALUE, printable form), sorted bytewise; with
+                              --salt N each row under its bucket byte, as a
+                              table of N salt buckets stores it
       DIR/rows[.LAYOUT].txt   the number of rows
       DIR/counters.txt        NAME=VALUE lines of the job's own counters
       DIR/qN.txt              the cells the N-th QUERY returns, in order, one
@@ -342,8 +344,121 @@ def build_dailyactivity(opts, inputs):
     return v
 
 
+# products: the types and their own attributes, with what each value must be
+PRODUCT_TYPES = {
+    b'album': {b'artist': 'text', b'tracks': 'u32'},
+    b'book': {b'author': 'text', b'isbn': 'isbn', b'pages': 'u32'},
+    b'film': {b'director': 'text', b'minutes': 'u32'},
+}
+
+
+def product_attrs(ptype, field):
+    """The attributes of a products line as a dict, or None for a bad field."""
+    own = PRODUCT_TYPES[ptype]
+    out = {}
+    if field == b'':
+        return out
+    for item in field.split(b';'):
+        name, eq, value = item.partition(b'=')
+        if not eq or not name or not value or name not in own or name in out:
+            return None
+        kind = own[name]
+        if kind == 'u32' and u32(value) is None:
+            return None
+        if kind == 'isbn' and not re.fullmatch(rb'[0-9]{13}', value):
+            return None
+        if kind == 'text' and not text_ok(value):
+            return None
+        out[name] = value
+    return out
+
+
+def build_products(opts, inputs):
+    ts = int(opts['job-time'])
+    v = View()
+    latest = {}
+    bad = 0
+    for line in records(inputs):
+        f = line.split(b'\t')
+        if len(f) != 5 or f[0] not in PRODUCT_TYPES:
+            bad += 1
+            continue
+        pid = u32(f[1])
+        attrs = product_attrs(f[0], f[4])
+        if pid is None or not f[2] or not text_ok(f[2]) \
+                or not re.fullmatch(rb'[0-9]{1,10}\.[0-9]{2}', f[3]) or attrs is None:
+            bad += 1
+            continue
+        row = f[0] + b'\0' + struct.pack('>I', pid)
+        if row in latest:
+            v.count('Duplicate rows (last line kept)')
+        latest[row] = (f[2], f[3], attrs)
+    for ptype in PRODUCT_TYPES:
+        v.count('Products: ' + ptype.decode(), 0)
+    for row, (name, price, attrs) in latest.items():
+        v.count('Products: ' + row.split(b'\0')[0].decode())
+        v.put(row, [(b'c', b'name', ts, name), (b'c', b'price', ts, price)] +
+              [(b't', k, ts, x) for k, x in attrs.items()])
+    v.count('Bad Lines', bad)
+    return v
+
+
+def build_events(opts, inputs):
+    v = View()
+    cells = {}
+    bad = 0
+    dups = 0
+    for line in records(inputs):
+        f = line.split(b'\t')
+        if len(f) != 4:
+            bad += 1
+            continue
+        patient, ts = u32(f[0]), i64(f[1])
+        if patient is None or ts is None or ts < 0 \
+                or not re.fullmatch(rb'[A-Za-z0-9_.-]{1,64}', f[2]) \
+                or not re.fullmatch(rb'-?[0-9]{1,19}(\.[0-9]{1,9})?', f[3]):
+            bad += 1
+            continue
+        row = struct.pack('>Iq', patient, I64_MAX - ts)
+        per_row = cells.setdefault(row, {})
+        if f[2] in per_row:
+            dups += 1
+        per_row[f[2]] = (ts, f[3])
+    for row, per_row in cells.items():
+        v.put(row, [(b'e', k, ts, x) for k, (ts, x) in per_row.items()])
+    v.count('Bad Lines', bad)
+    v.count('Duplicate rows (last line kept)', 0)     # a row is merged, never replaced
+    v.count('Duplicate events (last line kept)', dups)
+    v.count('Events stored', sum(len(c) for c in cells.values()))
+    return v
+
+
 BUILDERS = {'dailyactivity': build_dailyactivity, 'useractions': build_useractions, 'tslog': build_tslog, 'orders': build_orders,
-            'follows': build_follows, 'reviews': build_reviews}
+            'follows': build_follows, 'reviews': build_reviews,
+            'products': build_products, 'events': build_events}
+
+
+# ---------------------------------------------------------------- salt
+
+def crc32c(b):
+    """CRC-32C (Castagnoli, reflected, init and final xor 0xFFFFFFFF), bit by bit."""
+    crc = 0xFFFFFFFF
+    for c in b:
+        crc ^= c
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def salt_bucket(row, buckets):
+    """docs/storage-format.md 2.6: fmix32(CRC32C(row)) mod buckets."""
+    h = crc32c(row)
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    h ^= h >> 16
+    return h % buckets
 
 
 # ---------------------------------------------------------------- queries
@@ -404,6 +519,33 @@ def query(name, v, q):
         return rows[(n(3) - 1) * n(2):n(3) * n(2)]
     if name == 'reviews' and kind in ('user', 'book'):          # user ID
         return scan(v, prefix=kind[0].encode() + struct.pack('>I', n(1)))
+    if name == 'products' and kind in ('type', 'typec'):       # type TYPE N K: page K of N
+        rows = scan(v, prefix=q[1].encode() + b'\0')[(n(3) - 1) * n(2):n(3) * n(2)]
+        if kind == 'type':
+            return rows
+        return [(r, [c for c in v.rows[r] if c[0] == b'c']) for r in rows]  # typec: family c
+    if name == 'products' and kind == 'get':                    # get TYPE ID [FAMILY]
+        row = q[1].encode() + b'\0' + struct.pack('>I', n(2))
+        if row not in v.rows:
+            return []
+        fam = q[3].encode() if len(q) > 3 else None
+        return [(row, [c for c in v.rows[row] if fam is None or c[0] == fam])]
+    if name == 'events' and kind in ('latest', 'page'):         # latest P N / page P N K
+        rows = scan(v, prefix=struct.pack('>I', n(1)))
+        if kind == 'latest':
+            return rows[:n(2)]
+        return rows[(n(3) - 1) * n(2):n(3) * n(2)]
+    if name == 'events' and kind == 'window':                   # window P TYPE T1 T2
+        out = []
+        for r in scan(v, prefix=struct.pack('>I', n(1))):
+            ts = I64_MAX - struct.unpack('>q', r[4:12])[0]
+            cells = [c for c in v.rows[r] if c[1] == q[2].encode()]
+            if n(3) <= ts < n(4) and cells:
+                out.append((r, cells))
+        return out
+    if name == 'events' and kind == 'get':                      # get P TS
+        row = struct.pack('>Iq', n(1), I64_MAX - n(2))
+        return [row] if row in v.rows else []
     raise SystemExit('views_check: unknown query %s for %s' % (' '.join(q), name))
 
 
@@ -452,8 +594,10 @@ def expect(view, args):
     out = opts['out']
     built = BUILDERS[view](opts, inputs)
     tables = built if isinstance(built, dict) else {'': built}
+    salt = int(opts.get('salt', 0))
+    stored = (lambda r: bytes([salt_bucket(r, salt)]) + r) if salt else (lambda r: r)
     for layout, v in tables.items():
-        lines = [cell_line(r, c, dump=True) for r in v.rows for c in v.rows[r]]
+        lines = [cell_line(stored(r), c, dump=True) for r in v.rows for c in v.rows[r]]
         with open(os.path.join(out, 'cells%s.txt' % ('.' + layout if layout else '')), 'w') as f:
             for line in sorted(lines, key=lambda s: s.encode()):
                 f.write(line + '\n')
@@ -472,8 +616,10 @@ def expect(view, args):
         v = tables[name.partition('/')[2]] if isinstance(built, dict) else built
         with open(os.path.join(out, 'q%d.txt' % n), 'w') as f:
             for r in query(name, v, words):
-                for c in v.rows[r]:
-                    f.write(cell_line(r, c) + '\n')
+                # a query restricted to some columns gives (row, its cells)
+                row, cells = r if isinstance(r, tuple) else (r, v.rows[r])
+                for c in cells:
+                    f.write(cell_line(row, c) + '\n')
 
 
 def main(argv):
