@@ -14,6 +14,7 @@ jobs_register_all(void)
     mr_job_register(&reviews_job);
     mr_job_register(&rowcounter_job);
     mr_job_register(&dailyactivity_job);
+    mr_job_register(&lookup_job);
     mr_job_register(&products_job);
     mr_job_register(&events_job);
 }
