@@ -14,4 +14,5 @@ jobs_register_all(void)
     mr_job_register(&reviews_job);
     mr_job_register(&rowcounter_job);
     mr_job_register(&dailyactivity_job);
+    mr_job_register(&graph_job);
 }

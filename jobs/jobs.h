@@ -22,6 +22,7 @@ extern const mr_job_def follows_job;
 extern const mr_job_def reviews_job;
 extern const mr_job_def rowcounter_job;
 extern const mr_job_def dailyactivity_job;
+extern const mr_job_def graph_job;
 
 /* Register every job above (mr_job_register). Call once, before looking a
  * job up. */

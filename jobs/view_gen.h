@@ -62,6 +62,7 @@ extern const view_gen_def tslog_gen;
 extern const view_gen_def orders_gen;
 extern const view_gen_def follows_gen;
 extern const view_gen_def reviews_gen;
+extern const view_gen_def graph_gen;
 
 /* Writer of DIR/<base>-NNNNN.tsv files for rows 0..rows-1. */
 typedef struct view_gen_out view_gen_out;
