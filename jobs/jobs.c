@@ -17,4 +17,5 @@ jobs_register_all(void)
     mr_job_register(&lookup_job);
     mr_job_register(&products_job);
     mr_job_register(&events_job);
+    mr_job_register(&graph_job);
 }

@@ -19,6 +19,7 @@
 static const view_gen_def *const kiln_gen_defs[] = {
     &useractions_gen, &tslog_gen, &orders_gen, &follows_gen, &reviews_gen,
     &products_gen, &events_gen,
+    &graph_gen,
 };
 #define KILN_GEN_NDEFS (sizeof kiln_gen_defs / sizeof *kiln_gen_defs)
 

@@ -64,6 +64,7 @@ extern const view_gen_def follows_gen;
 extern const view_gen_def reviews_gen;
 extern const view_gen_def products_gen;
 extern const view_gen_def events_gen;
+extern const view_gen_def graph_gen;
 
 /* Writer of DIR/<base>-NNNNN.tsv files for rows 0..rows-1. */
 typedef struct view_gen_out view_gen_out;

@@ -397,7 +397,6 @@ main(int argc, char **argv)
         if (err.code == KILN_BUSY) {
             fprintf(stderr, "kiln-server: another process holds the write-ahead log; "
                     "serve with --read-only, or stop it\n");
-            free(columns);
             return EX_TEMPFAIL;
         }
         if (err.code == KILN_NOT_FOUND || err.sys_errno != 0)

@@ -293,6 +293,12 @@ check "events (salted table): loaded" \
   bash -c "'$KILN' load patient_events '$W/events.3' --no-split > /dev/null 2>> '$W/job.err'" &&
   check "events: every row scanned" rows_match patient_events "$W/events.3"
 
+"$GEN" graph --rows 6000 --seed 8 --files 3 --output "$W/gr" 2>> "$W/job.err"
+"$KILN" create graph --family p --family c --salt-buckets 3 > /dev/null
+both graph graph --input "$W/gr" --data "$KILN_DATA"
+check "graph: loaded into a salted table" bash -c "'$KILN' load graph '$W/graph.3' --no-split > /dev/null 2>> '$W/job.err'" &&
+  check "graph: every row scanned" rows_match graph "$W/graph.3"
+
 check "after every job: nothing left in any host's /tmp or beside the outputs" clean_everywhere
 
 # ---------------------------------------------------------------- failures

@@ -92,6 +92,9 @@ check "kiln put embedded-style error names the family" sh -c "'$KILN' --server '
 rc=$?
 check "kiln put embedded while a server runs: 75" test "$rc" -eq 75
 check "the error suggests --server" grep -q -- '--server' "$T/err"
+"$SERVER" --data "$KILN_DATA" --listen 127.0.0.1:0 >/dev/null 2>"$T/err2"
+rc=$?
+check "a second kiln-server on the same data directory exits 75, no abort" test "$rc" -eq 75
 
 # ---- restart: the writes are replayed from the log
 stop_server

@@ -10,19 +10,21 @@ is text the test scripts compare with `cmp`:
       DIR/cells[.LAYOUT].txt  every expected cell in `kiln hfile dump` form
                               (ROW TAB FAMILY:QUALIFIER TAB TS TAB Put TAB
                               VALUE, printable form), sorted bytewise; with
-                              --salt N each row under its bucket byte, as a
+                              --salt N (or --salt-buckets N) each row under its bucket byte, as a
                               table of N salt buckets stores it
       DIR/rows[.LAYOUT].txt   the number of rows
       DIR/counters.txt        NAME=VALUE lines of the job's own counters
       DIR/qN.txt              the cells the N-th QUERY returns, in order, one
                               `ROW TAB FAMILY:QUALIFIER TAB TS TAB VALUE` line
                               each (queries: see query() below; tslog's start
-                              with the layout: "byhost host web-01.iad ...")
+                              with the layout: "byhost host web-01.iad ...";
+                              graph's are lines of their own: graph_query())
   json             the same lines from HBase REST CellSet JSON (kiln --json,
                    kiln-server) on stdin; several documents may follow
   pct64 B          percent-encode a key given in base64 (next_startrow)
   next / lastrow   from one CellSet on stdin: its next_startrow (base64), or
                    its last row + \x00 in printable form (the next --start)
+  graphpick INPUT...  graph nodes worth asking about, NAME=ID lines (graph_pick)
 
 Inputs are given as the jobs take them: files or directories (walked in name
 order, names starting with '.' or '_' skipped); orders takes
@@ -430,6 +432,64 @@ def build_events(opts, inputs):
     v.count('Duplicate rows (last line kept)', 0)     # a row is merged, never replaced
     v.count('Duplicate events (last line kept)', dups)
     v.count('Events stored', sum(len(c) for c in cells.values()))
+
+
+GRAPH_TYPE_MAX = 255
+
+
+def graph_type_ok(b):
+    return 0 < len(b) <= GRAPH_TYPE_MAX and b'\0' not in b
+
+
+def build_graph(opts, inputs):
+    """graph: edge lines `parent TAB ptype TAB child TAB ctype TAB ts` and
+    node lines `node TAB type TAB ts`; one row per node (u32 BE) with
+    c:<child u32 BE> = the child's type and p:<parent u32 BE> = the parent's
+    type at the edge's ts (a repeated edge: the last line), and c: and p: =
+    the type the last line naming the node gives, at that line's ts."""
+    v = View()
+    edges = {}
+    own = {}
+    bad = 0
+    for line in records(inputs):
+        f = line.split(b'\t')
+        if len(f) == 3:
+            node, ts = u32(f[0]), i64(f[2])
+            if node is None or not graph_type_ok(f[1]) or ts is None or ts < 0:
+                bad += 1
+                continue
+            own[node] = (f[1], ts)
+        elif len(f) == 5:
+            par, child, ts = u32(f[0]), u32(f[2]), i64(f[4])
+            if par is None or child is None or par == child or not graph_type_ok(f[1]) \
+                    or not graph_type_ok(f[3]) or ts is None or ts < 0:
+                bad += 1
+                continue
+            if (par, child) in edges:
+                v.count('Duplicate rows (last line kept)', 2)   # a cell in each row
+            edges[(par, child)] = (f[1], f[3], ts)
+            own[par] = (f[1], ts)
+            own[child] = (f[3], ts)
+        else:
+            bad += 1
+    cells = {n: [(b'c', b'', ts, t), (b'p', b'', ts, t)] for n, (t, ts) in own.items()}
+    for (par, child), (ptype, ctype, ts) in edges.items():
+        cells[par].append((b'c', struct.pack('>I', child), ts, ctype))
+        cells[child].append((b'p', struct.pack('>I', par), ts, ptype))
+    for n, c in cells.items():
+        v.put(struct.pack('>I', n), c)
+    v.count('Bad Lines', bad)
+    v.count('Duplicate rows (last line kept)', 0)
+    v.count('Nodes', len(own))
+    v.count('Edges', len(edges))
+    nparents = {}
+    nchildren = {}
+    for par, child in edges:
+        nparents[child] = nparents.get(child, 0) + 1
+        nchildren[par] = nchildren.get(par, 0) + 1
+    v.count('Roots (no parent)', sum(1 for n in own if n not in nparents))
+    v.count('Leaves (no child)', sum(1 for n in own if n not in nchildren))
+    v.count('Nodes with several parents', sum(1 for n in nparents if nparents[n] > 1))
     return v
 
 
@@ -459,6 +519,14 @@ def salt_bucket(row, buckets):
     h = (h * 0xC2B2AE35) & 0xFFFFFFFF
     h ^= h >> 16
     return h % buckets
+
+
+def salted(row, buckets):
+    """The stored key of row in a table of salt_buckets = buckets."""
+    return bytes([salt_bucket(row, buckets)]) + row
+
+
+BUILDERS['graph'] = build_graph
 
 
 # ---------------------------------------------------------------- queries
@@ -549,6 +617,103 @@ def query(name, v, q):
     raise SystemExit('views_check: unknown query %s for %s' % (' '.join(q), name))
 
 
+# ---------------------------------------------------------------- graph queries
+
+def graph_family(v, node, fam):
+    """Node's own type and its (id, type) neighbours in family fam (b'c' or
+    b'p'), in id order; None when the node has no row."""
+    cells = v.rows.get(struct.pack('>I', node))
+    if cells is None:
+        return None
+    own = [c[3] for c in cells if c[0] == fam and c[1] == b'']
+    return own[0], sorted((struct.unpack('>I', c[1])[0], c[3]) for c in cells
+                          if c[0] == fam and c[1] != b'')
+
+
+def graph_subtree(v, node, depth):
+    """[(depth, id, type)]: breadth first from node along c, each node once at
+    its least depth, levels in id order."""
+    if graph_family(v, node, b'c') is None:
+        return []
+    seen = {node}
+    level = [node]
+    out = []
+    for d in range(depth + 1):
+        for n in level:
+            out.append((d, n, graph_family(v, n, b'c')[0]))
+        if d == depth:
+            break
+        nxt = set()
+        for n in level:
+            for child, _ in graph_family(v, n, b'c')[1]:
+                if child not in seen:
+                    nxt.add(child)
+        seen |= nxt
+        level = sorted(nxt)
+    return out
+
+
+def graph_path(v, node):
+    """([(id, type)] from node to a root along the smallest parent id, cycle):
+    cycle is the node met again, or None."""
+    out = []
+    on = set()
+    cur = node
+    while True:
+        fam = graph_family(v, cur, b'p')
+        if fam is None:
+            return out, None
+        out.append((cur, fam[0]))
+        on.add(cur)
+        if not fam[1]:
+            return out, None
+        cur = fam[1][0][0]
+        if cur in on:
+            return out, cur
+
+
+def graph_query(v, q):
+    """The lines of a graph query: children X / parents X (the Get's cells),
+    childids X / parentids X (ID TAB TYPE), subtree X N (DEPTH TAB ID TAB
+    TYPE), path X (ID TAB TYPE, from X to its root)."""
+    kind, node = q[0], int(q[1])
+    if kind in ('children', 'parents'):
+        row = struct.pack('>I', node)
+        fam = kind[0].encode()
+        return [cell_line(row, c) for c in v.rows.get(row, []) if c[0] == fam]
+    if kind in ('childids', 'parentids'):
+        fam = graph_family(v, node, kind[0].encode())
+        return ['%d\t%s' % (n, printable(t)) for n, t in (fam[1] if fam else [])]
+    if kind == 'subtree':
+        return ['%d\t%d\t%s' % (d, n, printable(t)) for d, n, t in graph_subtree(v, node, int(q[2]))]
+    if kind == 'path':
+        return ['%d\t%s' % (n, printable(t)) for n, t in graph_path(v, node)[0]]
+    raise SystemExit('views_check: unknown query %s for graph' % ' '.join(q))
+
+
+def graph_pick(inputs):
+    """Nodes worth asking about, as NAME=ID lines: root (the root with the
+    most nodes within depth 3), dag (the smallest node with several parents
+    at most 3 steps below its root) and dagroot (that root), deep (the node
+    with the longest path), hub (the most children), lone (no edges, if any)."""
+    v = build_graph({}, inputs)
+    nodes = sorted(struct.unpack('>I', r)[0] for r in v.rows)
+    fam = {n: (graph_family(v, n, b'p')[1], graph_family(v, n, b'c')[1]) for n in nodes}
+    paths = {n: graph_path(v, n) for n in nodes}
+    roots = [n for n in nodes if not fam[n][0]]
+    pick = {}
+    pick['root'] = max(roots, key=lambda n: (len(graph_subtree(v, n, 3)), -n))
+    dag = [n for n in nodes if len(fam[n][0]) > 1 and paths[n][1] is None and len(paths[n][0]) <= 4]
+    pick['dag'] = dag[0]
+    pick['dagroot'] = paths[dag[0]][0][-1][0]
+    pick['deep'] = max(nodes, key=lambda n: (len(paths[n][0]), -n))
+    pick['hub'] = max(nodes, key=lambda n: (len(fam[n][1]), -n))
+    lone = [n for n in nodes if not fam[n][0] and not fam[n][1]]
+    if lone:
+        pick['lone'] = lone[0]
+    return ['%s=%d' % kv for kv in sorted(pick.items())]
+
+
 # ---------------------------------------------------------------- json
 
 def json_lines(text):
@@ -594,7 +759,7 @@ def expect(view, args):
     out = opts['out']
     built = BUILDERS[view](opts, inputs)
     tables = built if isinstance(built, dict) else {'': built}
-    salt = int(opts.get('salt', 0))
+    salt = int(opts.get('salt', opts.get('salt-buckets', 0)))
     stored = (lambda r: bytes([salt_bucket(r, salt)]) + r) if salt else (lambda r: r)
     for layout, v in tables.items():
         lines = [cell_line(stored(r), c, dump=True) for r in v.rows for c in v.rows[r]]
@@ -614,6 +779,10 @@ def expect(view, args):
             name = view + '/' + words[0]
             words = words[1:]
         v = tables[name.partition('/')[2]] if isinstance(built, dict) else built
+        if view == 'graph':
+            with open(os.path.join(out, 'q%d.txt' % n), 'w') as f:
+                f.writelines(line + '\n' for line in graph_query(v, words))
+            continue
         with open(os.path.join(out, 'q%d.txt' % n), 'w') as f:
             for r in query(name, v, words):
                 # a query restricted to some columns gives (row, its cells)
@@ -646,6 +815,10 @@ def main(argv):
         return 0
     if cmd == 'expect':
         expect(argv[2], argv[3:])
+        return 0
+    if cmd == 'graphpick':
+        for line in graph_pick(argv[2:]):
+            print(line)
         return 0
     raise SystemExit('views_check: unknown command %s' % cmd)
 
