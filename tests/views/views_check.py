@@ -432,6 +432,7 @@ def build_events(opts, inputs):
     v.count('Duplicate rows (last line kept)', 0)     # a row is merged, never replaced
     v.count('Duplicate events (last line kept)', dups)
     v.count('Events stored', sum(len(c) for c in cells.values()))
+    return v
 
 
 GRAPH_TYPE_MAX = 255
