@@ -258,5 +258,5 @@ hfile_output_abort(void *writer)
 
 const mr_output_format hfile_output_format = {
     "hfile", hfile_output_prepare, hfile_output_open, hfile_output_write, hfile_output_close,
-    hfile_output_abort,
+    hfile_output_abort, NULL,
 };

@@ -530,7 +530,17 @@ index_output_abort(void *writer)
     index_output_part_free(p);
 }
 
+/* The wrapped format's commit, if it has one. */
+static kiln_status
+index_output_commit(void *arg, mr_job *job, const char *dir, kiln_err *err)
+{
+    index_output *o = arg;
+    if (o->inner->commit == NULL)
+        return KILN_OK;
+    return o->inner->commit(o->inner_arg, job, dir, err);
+}
+
 const mr_output_format index_output_format = {
     "hfile+index", index_output_prepare, index_output_open, index_output_write,
-    index_output_close, index_output_abort,
+    index_output_close, index_output_abort, index_output_commit,
 };

@@ -300,7 +300,7 @@ view_output_abort(void *writer)
 
 static const mr_output_format view_output_format = {
     "view-hfile", view_output_prepare, view_output_open, view_output_write, view_output_close,
-    view_output_abort,
+    view_output_abort, NULL,
 };
 
 /* ------------------------------------------------------------------ setup */

@@ -202,9 +202,13 @@ mr_commit_phase(mr_job *job, kiln_err *err)
     if (s != KILN_OK)
         return s;
     if (c->rank == 0) {
+        const mr_job_desc *d = &job->desc;
+        if (d->fmt->commit != NULL)
+            s = d->fmt->commit(d->fmt_arg, job, tmp_out, err);
         kbuf json = KBUF_INIT;
         mr_commit_report_json(job, &json);
-        s = mr_output_write_file(tmp_out, "_job.json", json.data, json.len, err);
+        if (s == KILN_OK)
+            s = mr_output_write_file(tmp_out, "_job.json", json.data, json.len, err);
         buf_free(&json);
         /* _SUCCESS is written last, inside the temporary directory: the
          * rename that publishes the output publishes it too, so no crash

@@ -165,6 +165,15 @@ mr_job_count(mr_job *job, int counter, uint64_t n)
         mr_counters_add(c, counter, n);
 }
 
+uint64_t
+mr_job_counter_value(const mr_job *job, int counter)
+{
+    const mr_counters *c = &job->rt.counters;
+    if (counter < 0 || (size_t)counter >= c->n)
+        return 0;
+    return c->v[counter];
+}
+
 kiln_status
 mr_job_shared(mr_job *job, const char *what, mr_shared_fn produce, void *arg, kbuf *out,
               kiln_err *err)

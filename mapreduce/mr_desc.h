@@ -61,6 +61,9 @@ kiln_status mr_job_set_split_keys(mr_job *job, const kslice *keys, size_t n, kil
 int mr_job_counter(mr_job *job, const char *group, const char *name);
 /* Add to a counter from outside a task (an output format's writer). */
 void mr_job_count(mr_job *job, int counter, uint64_t n);
+/* A counter's value: this rank's own, except in an output format's commit
+ * (rank 0, after the counters are gathered), where it is the job's total. */
+uint64_t mr_job_counter_value(const mr_job *job, int counter);
 
 /* What setup reads from outside its arguments (a table's schema and
  * regions) is read once, on rank 0, and broadcast, so that every rank

@@ -93,6 +93,7 @@ mr_output_text_abort(void *writer)
 
 const mr_output_format mr_output_text = {
     "text", NULL, mr_output_text_open, mr_output_text_write, mr_output_text_close, mr_output_text_abort,
+    NULL,
 };
 
 kiln_status

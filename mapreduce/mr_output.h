@@ -7,8 +7,8 @@
  * others (HFiles) through the same table of functions.
  *
  * Commit: the job writes into DIR._temporary.JOBID beside DIR; when every rank
- * has agreed that all partitions are written and synced, rank 0 writes
- * _job.json, renames the directory to DIR (refusing to replace anything),
+ * has agreed that all partitions are written and synced, rank 0 runs the
+ * format's commit (a manifest of the whole output), writes _job.json, renames the directory to DIR (refusing to replace anything),
  * syncs the parent, and writes _SUCCESS last. DIR existing before the job is
  * an error, as in Hadoop. A failed job leaves no DIR and no _SUCCESS.
  *
@@ -24,6 +24,8 @@
 #include "storage/base/buf.h"
 #include "storage/base/status.h"
 
+struct mr_job;
+
 typedef struct mr_output_format {
     const char *name;
     /* Rank 0, once, before any writer: lay out dir (sub-directories). May be NULL. */
@@ -38,6 +40,12 @@ typedef struct mr_output_format {
     kiln_status (*close)(void *writer, uint64_t *bytes, kiln_err *err);
     /* Drop a writer after a failure, removing what it wrote. */
     void (*abort)(void *writer);
+    /* Rank 0, once, after every partition is written and the counters are
+     * totalled (mr_job_counter_value gives the job's totals), before
+     * _job.json and _SUCCESS: write what sums up the whole output (say, a
+     * manifest) into dir. May be NULL (and is, in formats that list only
+     * the members above). A failure fails the job. */
+    kiln_status (*commit)(void *arg, struct mr_job *job, const char *dir, kiln_err *err);
 } mr_output_format;
 
 /* key<TAB>value lines in part-r-NNNNN files. arg is unused (NULL). */
