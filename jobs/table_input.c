@@ -461,6 +461,8 @@ table_fmt_prepare(void *arg, mr_job *job, kslice meta, kiln_err *err)
         snprintf(rep, sizeof rep, "{\"table\":\"%.*s\",\"version\":%" PRIu64 ",\"raw\":%s}",
                  (int)(meta.n - 8), (const char *)meta.p + 8, ver, src->spec.raw ? "true" : "false");
         mr_job_report(job, "input_table", rep);
+        if (src->spec.on_pin != NULL)
+            src->spec.on_pin(src->spec.on_pin_arg, src->v, ver);
     }
     return s;
 }
@@ -707,6 +709,8 @@ table_input_add(mr_job *job, const table_input_spec *spec, mr_map_fn map, kiln_e
     src->spec.versions = spec->versions;
     src->spec.raw = spec->raw;
     src->spec.given = 1;
+    src->spec.on_pin = spec->on_pin;
+    src->spec.on_pin_arg = spec->on_pin_arg;
     buf_init(&src->colbuf);
     const char *dd = spec->data_dir ? spec->data_dir : getenv("KILN_DATA");
     snprintf(src->data_dir, sizeof src->data_dir, "%s", dd && *dd ? dd : "kiln-data");

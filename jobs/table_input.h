@@ -55,6 +55,13 @@ typedef struct table_input_spec {
     char *filter;                /* filter text as `kiln scan --filter` takes it, or NULL */
     int raw;                     /* every stored cell, delete markers included */
     int given;                   /* 1 once --input-table was seen */
+    /* Called on every rank once the version read is pinned, before map:
+     * the version (0 when the table has none published) and its view (its
+     * schema, regions and files; NULL when version is 0 off rank 0). The
+     * view lives until the job ends (store_view_ref it to keep it longer).
+     * May be NULL; not an option (table_input_arg leaves it alone). */
+    void (*on_pin)(void *arg, store_view *v, uint64_t version);
+    void *on_pin_arg;
 } table_input_spec;
 
 void table_input_spec_init(table_input_spec *s);
