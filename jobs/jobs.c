@@ -18,4 +18,6 @@ jobs_register_all(void)
     mr_job_register(&products_job);
     mr_job_register(&events_job);
     mr_job_register(&graph_job);
+    mr_job_register(&export_job);
+    mr_job_register(&import_job);
 }

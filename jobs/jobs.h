@@ -26,6 +26,8 @@ extern const mr_job_def lookup_job;
 extern const mr_job_def products_job;
 extern const mr_job_def events_job;
 extern const mr_job_def graph_job;
+extern const mr_job_def export_job;
+extern const mr_job_def import_job;
 
 /* Register every job above (mr_job_register). Call once, before looking a
  * job up. */
