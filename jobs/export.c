@@ -43,6 +43,7 @@
 #define EXPORT_MANIFEST "_export.json"
 #define EXPORT_FILE_PREFIX "part-r-"
 #define EXPORT_FORMAT_VERSION 1
+#define EXPORT_RAW_CONF "hbase.mapreduce.include.deleted.rows"   /* HBase Export's */
 
 typedef struct export_state {
     table_input_spec spec;        /* as given (kept for the manifest) */
@@ -534,6 +535,13 @@ export_setup(mr_job *job, int argc, char **argv, kiln_err *err)
                        "--output DIR)");
     if (s != KILN_OK)
         return s;
+    /* HBase's switch for a raw scan */
+    int deleted = 0;
+    s = mr_conf_get_bool(mr_job_conf(job), EXPORT_RAW_CONF, 0, &deleted, err);
+    if (s != KILN_OK)
+        return s;
+    if (deleted)
+        spec->raw = 1;
     mr_job_set_output(job, output);
     if (data_dir == NULL) {
         const char *e = getenv("KILN_DATA");
@@ -606,6 +614,7 @@ const mr_job_def export_job = {
     "  --data DIR          the data directory (default $KILN_DATA, else ./kiln-data)\n"
     "  --output DIR        where the files go (must not exist)\n"
     TABLE_INPUT_USAGE
+    "  -D hbase.mapreduce.include.deleted.rows=true  the same as --raw (HBase's)\n"
     "  -D kiln.hfile.compression=C  the files' codec (default snappy)\n"
     "  -D kiln.hfile.bloom=B        row (default), rowcol or none\n"
     "  -D kiln.hfile.blocksize=N    data block size (default 65536)\n"

@@ -218,6 +218,10 @@ for variant in plain salted; do
         "$(manifest "$er" rows) $(manifest "$er" cells) $(manifest "$er" delete_markers)" = \
         "$rowsr $cellsr $markersr"
 
+    job 2 export $src "$work/$variant-erd" -D hbase.mapreduce.include.deleted.rows=true
+    check "$variant: -D hbase.mapreduce.include.deleted.rows=true is --raw" same_bytes "$er" \
+        "$work/$variant-erd"
+
     et=$work/$variant-et
     job 3 export $src "$et" 2 1010 1050 -D mapreduce.job.reduces=5
     check "$variant: export TABLE OUT 2 1010 1050 (five partitions) exits 0" test "$rc" = 0
