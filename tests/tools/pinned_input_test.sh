@@ -4,9 +4,10 @@
 # a load deletes the old version's files as it publishes. Three parts:
 #
 #   mid-map   rank 1 of an export stops itself in the map phase (test hook,
-#             SIGSTOP) at the 5000th record of its first split; meanwhile `kiln load` replaces
-#             the table with another dataset (fewer rows, other values) and
-#             the old files go; then the rank goes on. The export must hold
+#             SIGSTOP) at the 2000th record of its first split; meanwhile
+#             `kiln load` replaces the table with another dataset (fewer
+#             rows, other values) and the old files go; then the rank goes
+#             on (and is let go at each later split). The export must hold
 #             exactly the old dataset's cells, _job.json name the old
 #             version, and the load's run lie inside the job's.
 #   alongside no hook: the load starts as soon as the job has pinned its
@@ -123,11 +124,11 @@ dataset old $rows 1 old 2>>"$work/last.err" && dataset new $((rows / 10)) 7 new 
 check "$rows rows ($(du -sm "$work/old" | cut -f1) MB) loaded into big" test $? = 0
 vold=$(current big)
 ./run_job.sh -n 2 --timeout 300 export big "$work/out" -D kiln.table.split.mb=1 -D kiln.progress=false \
-    -D kiln.test.kill.rank=1 -D kiln.test.kill.phase=map -D kiln.test.kill.after=5000 \
+    -D kiln.test.kill.rank=1 -D kiln.test.kill.phase=map -D kiln.test.kill.after=2000 \
     -D kiln.test.kill.signal=stop >"$work/job.out" 2>"$work/job.err" &
 JPID=$!
 for _ in $(seq 600); do
-    KPID=$(sed -n 's/.*rank 1 (.*): test hook kiln.test.kill.rank: stopped in the map phase at step 5000 (pid \([0-9]*\)).*/\1/p' "$work/job.err" | head -1)
+    KPID=$(sed -n 's/.*rank 1 (.*): test hook kiln.test.kill.rank: stopped in the map phase at step 2000 (pid \([0-9]*\)).*/\1/p' "$work/job.err" | head -1)
     [ -n "$KPID" ] && [ "$(state "$KPID")" = T ] && break
     kill -0 "$JPID" 2>/dev/null || break
     sleep 0.1
@@ -142,7 +143,7 @@ check "rank 1 stayed stopped through the load" test "$(state "${KPID:-0}")" = T
 vnew=$(current big)
 check "the load published version $vnew and version $vold is gone with its files" \
     test "$(kept_versions big)" = "$vnew " -a "$vnew" != "$vold"
-# The hook fires in each of the rank's splits that reaches 5000 records:
+# The hook fires in each of the rank's splits that reaches 2000 records:
 # let it go on each time until the job ends.
 while kill -0 "$JPID" 2>/dev/null; do
     [ -n "$KPID" ] && kill -CONT "$KPID" 2>/dev/null
