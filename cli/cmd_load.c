@@ -17,8 +17,8 @@
 
 #include "bulkload/bulkload.h"
 #include "cli/cli.h"
-#include "serving/json.h"
 #include "storage/base/env.h"
+#include "storage/query/json.h"
 
 static const char cmd_load_usage_text[] =
     "Usage: kiln load TABLE JOB_OUTPUT_DIR [--replace | --append] [--dry-run]\n"

@@ -67,8 +67,9 @@ typedef struct remote_scan remote_scan;
 
 /* A scan with o's bounds, prefix, limit, direction, columns, versions and
  * time range (as store_scan_open). filter (may be NULL) is a filter in HBase
- * REST's JSON model (cli/shell_filter.h makes one), sent in the Scanner
- * body or as Kiln's filter= parameter; the limit counts the rows it keeps. */
+ * REST's JSON model (storage/query/shell_filter.h makes one), sent in the
+ * Scanner body or as Kiln's filter= parameter; the limit counts the rows it
+ * keeps. */
 kiln_status remote_scan_open(remote *r, const char *table, const store_scan_opts *o,
                              const char *filter, remote_scan **out, kiln_err *err);
 /* Rows through the table's secondary index (as store_index_scan_open: the

@@ -8,9 +8,9 @@
 
 #include "cli/rest_http.h"
 #include "serving/http.h"
-#include "serving/json.h"
 #include "storage/base/coding.h"
 #include "storage/hfile/cell.h"
+#include "storage/query/json.h"
 
 struct remote_writer {
     rest_http *http;

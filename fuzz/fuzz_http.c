@@ -9,8 +9,8 @@
  * status; an answer must carry a status between 200 and 599 and, when it is
  * JSON, parse as JSON (errors as one line with a "code"). Odd: the rest is
  * what a server sent back: a response head for the client's parser
- * (http_client.c) and a body for the JSON parser (json.c), whose strings
- * are then base64-decoded. Any other outcome traps.
+ * (http_client.c) and a body for the JSON parser (storage/query/json.c),
+ * whose strings are then base64-decoded. Any other outcome traps.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,9 +21,9 @@
 #include "serving/http.h"
 #include "serving/http_api.h"
 #include "serving/http_client.h"
-#include "serving/json.h"
 #include "serving/metrics.h"
 #include "serving/slog.h"
+#include "storage/query/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

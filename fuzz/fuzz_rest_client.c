@@ -1,6 +1,7 @@
 /* fuzz_rest_client.c -- libFuzzer target for what `kiln --server` parses
  * of outside bytes: a server's CellSet answer (cli/remote.c, on jansson and
- * its own strict base64) and an HBase shell filter string (cli/shell_filter.c).
+ * its own strict base64) and an HBase shell filter string
+ * (storage/query/shell_filter.c).
  *
  * The first byte picks the parser (odd: the answer, even: the filter); the
  * rest is its input. A decoded answer must count no more cells than its
@@ -14,7 +15,7 @@
 #include <string.h>
 
 #include "cli/remote.h"
-#include "cli/shell_filter.h"
+#include "storage/query/shell_filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

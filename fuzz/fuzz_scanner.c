@@ -1,5 +1,6 @@
 /* fuzz_scanner.c -- libFuzzer target for the bodies a scanner is created
- * from: scanner_spec.c (JSON, XML, protobuf) and filter.c (the filter model).
+ * from: scanner_spec.c (JSON, XML, protobuf) and storage/query/filter.c (the
+ * filter model).
  *
  * The first byte picks the parser: 'j' JSON, 'x' XML, 'p' protobuf, any
  * other byte the filter model alone; the rest is the body. A body must be
@@ -12,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serving/filter.h"
 #include "serving/scanner_spec.h"
+#include "storage/query/filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

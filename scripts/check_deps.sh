@@ -8,6 +8,7 @@
 #   storage/base    nothing (no MPI, no sockets)
 #   storage/hfile   storage/base
 #   storage/store   storage/hfile storage/base
+#   storage/query   storage/store storage/hfile storage/base
 #   mapreduce       storage/base
 #   jobs            mapreduce storage/*
 #   bulkload        storage/*                  (no MPI)
@@ -35,18 +36,19 @@ while [ $# -gt 0 ]; do
   case $1 in
     --root) root=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "check_deps.sh: unknown argument '$1' (try --help)" >&2; exit 64 ;;
   esac
 done
 cd "$root" || exit 2
 case $build in /*) ;; *) build=$root/$build ;; esac
 
-S='storage/base storage/hfile storage/store'
+S='storage/base storage/hfile storage/store storage/query'
 declare -A may=(
   [storage/base]=''
   [storage/hfile]='storage/base'
   [storage/store]='storage/hfile storage/base'
+  [storage/query]='storage/store storage/hfile storage/base'
   [mapreduce]='storage/base'
   [jobs]="mapreduce $S"
   [bulkload]="$S"
@@ -58,10 +60,11 @@ declare -A banned=(
   [storage/base]='mpi[.]h|sys/socket[.]h|netinet/'
   [storage/hfile]='mpi[.]h|sys/socket[.]h|netinet/'
   [storage/store]='mpi[.]h|sys/socket[.]h|netinet/'
+  [storage/query]='mpi[.]h|sys/socket[.]h|netinet/'
   [bulkload]='mpi[.]h'
   [serving]='mpi[.]h'
 )
-folders='storage/base storage/hfile storage/store mapreduce jobs bulkload serving cli bench'
+folders='storage/base storage/hfile storage/store storage/query mapreduce jobs bulkload serving cli bench'
 bad=0
 
 allowed() { # folder, used folder

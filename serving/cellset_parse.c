@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serving/json.h"
 #include "storage/base/coding.h"
 #include "storage/hfile/cell.h"
+#include "storage/query/json.h"
 #include "storage/store/schema.h"
 
 void

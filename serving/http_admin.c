@@ -30,7 +30,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "serving/json.h"
+#include "storage/query/json.h"
 #include "storage/store/schema.h"
 
 /* The name a client sees: "t" for "default:t" (HBase's convention). */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serving/json.h"
 #include "serving/slog.h"
+#include "storage/query/json.h"
 
 void
 http_handler_cont_free(http_api_cont *k)

@@ -21,12 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serving/filter.h"
 #include "serving/http.h"
 #include "serving/http_rep.h"
 #include "serving/metrics.h"
 #include "serving/views.h"
 #include "storage/base/buf.h"
+#include "storage/query/filter.h"
 #include "storage/store/schema.h"
 #include "storage/store/speed.h"
 

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "serving/json.h"
 #include "storage/base/coding.h"
+#include "storage/query/json.h"
 
 http_rep
 http_rep_from_accept(kslice accept)

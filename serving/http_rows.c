@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "serving/json.h"
+#include "storage/query/json.h"
 #include "storage/store/store_index.h"
 
 static int

@@ -24,8 +24,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "serving/json.h"
 #include "serving/scanner_spec.h"
+#include "storage/query/json.h"
 #include "storage/store/schema.h"
 
 typedef struct http_scanner {

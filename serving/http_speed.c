@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "serving/http_req.h"
-#include "serving/json.h"
 #include "serving/speed_admin.h"
+#include "storage/query/json.h"
 
 void
 http_speed_admin(http_api *a, views_entry *e, http_api_reply *out)

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "serving/json.h"
+#include "storage/query/json.h"
 #include "storage/store/manifest.h"
 #include "storage/store/store_view.h"
 

@@ -93,6 +93,18 @@ plant "$tmp/cyc" "${base_ok[@]}" \
   'storage/store/q.c=int p_fn(int);\nint q_fn(int);\nint q_fn(int x) { return p_fn(x); }'
 expect "$tmp/cyc" fail 'storage/store: cycle:'
 
+# storage/query sits above storage/store: jobs/ may use it, store/ may not.
+query=(
+  'storage/query/q.h=int query_fn(int);'
+  'storage/query/q.c=#include "storage/query/q.h"\n#include "storage/store/s.h"\nint query_fn(int x) { return store_fn(x); }'
+)
+plant "$tmp/query" "${base_ok[@]}" "${query[@]}" \
+  'jobs/f.c=#include "storage/query/q.h"\nint f_fn(void);\nint f_fn(void) { return query_fn(3); }'
+expect "$tmp/query" pass
+plant "$tmp/qup" "${base_ok[@]}" "${query[@]}" \
+  'storage/store/up.c=#include "storage/query/q.h"\nint up_fn(void);\nint up_fn(void) { return query_fn(1); }'
+expect "$tmp/qup" fail 'storage/store/up.c:1: #include "storage/query/q.h"'
+
 # Objects not built: the checker says so rather than passing.
 rm -rf "$tmp/down/build"
 out=$(scripts/check_deps.sh --root "$tmp/down" --build build 2>&1); rc=$?

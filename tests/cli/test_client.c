@@ -18,7 +18,7 @@
 
 #include "cli/remote.h"
 #include "cli/rest_http.h"
-#include "cli/shell_filter.h"
+#include "storage/query/shell_filter.h"
 
 static unsigned client_seed;
 

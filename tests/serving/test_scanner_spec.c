@@ -18,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "serving/json.h"
 #include "serving/scanner_spec.h"
+#include "storage/query/json.h"
 
 static unsigned spec_seed;
 

@@ -16,9 +16,9 @@
 
 #include <arpa/inet.h>
 
-#include "serving/json.h"
 #include "serving/server.h"
 #include "serving/slog.h"
+#include "storage/query/json.h"
 #include "tests/serving/serving_fixture.h"
 
 #define SCAN_ROWS 500

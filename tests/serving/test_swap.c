@@ -19,9 +19,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "serving/json.h"
 #include "serving/server.h"
 #include "serving/slog.h"
+#include "storage/query/json.h"
 #include "tests/serving/serving_fixture.h"
 
 #define ROWS 2000

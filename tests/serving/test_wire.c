@@ -1,8 +1,8 @@
 /* test_wire.c -- the server's wire formats without sockets: HTTP request
  * heads (http.c), percent-coding and queries, response heads as the client
  * parses them (http_client.c), RESP commands and replies (resp.c), base64
- * and JSON (json.c), and row-cache images (rowcache.c). Round trips use
- * random bytes with a printed seed (replay with KILN_TEST_SEED=N).
+ * and JSON (storage/query/json.c), and row-cache images (rowcache.c). Round
+ * trips use random bytes with a printed seed (replay with KILN_TEST_SEED=N).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,9 +17,9 @@
 
 #include "serving/http.h"
 #include "serving/http_client.h"
-#include "serving/json.h"
 #include "serving/resp.h"
 #include "serving/rowcache.h"
+#include "storage/query/json.h"
 
 static unsigned wire_seed;
 

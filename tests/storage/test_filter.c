@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "serving/filter.h"
-#include "serving/json.h"
+#include "storage/query/filter.h"
+#include "storage/query/json.h"
 
 static unsigned filter_seed;
 

@@ -4,7 +4,7 @@
  * into a small typed list first, then checked against what that filter
  * takes. The JSON is built with jansson.
  */
-#include "cli/shell_filter.h"
+#include "storage/query/shell_filter.h"
 
 #include <ctype.h>
 #include <inttypes.h>

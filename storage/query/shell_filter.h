@@ -1,6 +1,6 @@
 /* shell_filter.h -- HBase shell filter strings, as `scan 't', {FILTER =>
  * "..."}` takes them, turned into HBase REST's filter model (the JSON a
- * Scanner's "filter" field carries, which serving/filter.h evaluates):
+ * Scanner's "filter" field carries, which filter.h evaluates):
  *
  *   PrefixFilter('abc') AND ValueFilter(=, 'binary:x')
  *   (RowFilter(>=, 'binary:m') OR FamilyFilter(=, 'substring:st')) AND KeyOnlyFilter()
@@ -19,8 +19,8 @@
  * Bounded: at most SHELL_FILTER_TEXT_MAX bytes of text, SHELL_FILTER_NODES_MAX
  * filters, SHELL_FILTER_DEPTH_MAX levels of parentheses. Pure functions.
  */
-#ifndef KILN_CLI_SHELL_FILTER_H
-#define KILN_CLI_SHELL_FILTER_H
+#ifndef KILN_SHELL_FILTER_H
+#define KILN_SHELL_FILTER_H
 
 #include <stddef.h>
 

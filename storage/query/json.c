@@ -5,7 +5,7 @@
  * children of each array or object are stored contiguously in a side array,
  * so json_at is O(1).
  */
-#include "serving/json.h"
+#include "storage/query/json.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -6,7 +6,7 @@
  * by index. Byte strings are copied into the nodes, so the JSON document can
  * be freed once the tree is built.
  */
-#include "serving/filter.h"
+#include "storage/query/filter.h"
 
 #include <ctype.h>
 #include <regex.h>

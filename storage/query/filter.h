@@ -39,9 +39,9 @@
 
 #include <stddef.h>
 
-#include "serving/json.h"
 #include "storage/hfile/cell.h"
 #include "storage/base/status.h"
+#include "storage/query/json.h"
 #include "storage/store/store_view.h"
 
 #define FILTER_NODES_MAX 256
