@@ -47,6 +47,10 @@ LDFLAGS  += $(SANFLAGS) -pthread
 LIBS     := -lsnappy -lz -lzstd -llz4 -lm
 CMOCKA   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 CLIENT_LIBS := $(shell pkg-config --libs libcurl jansson 2>/dev/null || echo -lcurl -ljansson)
+# The filter language's shell-string translator (storage/query/shell_filter.c)
+# builds JSON with jansson: what links it (kiln, and kiln-mr for table input's
+# --filter) takes this.
+JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
@@ -114,7 +118,7 @@ ifneq ($(wildcard jobs/kiln_mr_main.c),)
 PROGRAMS += $(BIN)/kiln-mr
 $(BIN)/kiln-mr: $(BUILD)/obj/jobs/kiln_mr_main.o $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LIBS)
 endif
 
 # Sample input for the view jobs; links the jobs library (and so MPI) but
@@ -123,7 +127,7 @@ ifneq ($(wildcard jobs/kiln_gen_main.c),)
 PROGRAMS += $(BIN)/kiln-gen
 $(BIN)/kiln-gen: $(BUILD)/obj/jobs/kiln_gen_main.o $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LIBS)
 endif
 
 ifneq ($(wildcard serving/kiln_server_main.c),)
@@ -151,7 +155,7 @@ $(STORAGE_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(STO
 
 $(MR_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(JOBS_LIB) $(MR_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(LIBS)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(CMOCKA) $(JANSSON_LIBS) $(LIBS)
 
 $(BULKLOAD_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(BULKLOAD_LIB) $(STORAGE_LIB)
 	@mkdir -p $(dir $@)

@@ -25,6 +25,8 @@
 #include "storage/base/coding.h"
 #include "storage/hfile/cell.h"
 #include "storage/hfile/hfile_reader.h"
+#include "storage/query/filter.h"
+#include "storage/query/shell_filter.h"
 #include "storage/store/store_salt.h"
 #include "storage/store/table.h"
 
@@ -204,6 +206,7 @@ typedef struct table_src {
     kbuf colbuf;                 /* the columns' bytes */
     store_view *v;               /* the pinned version, from prepare (plan on rank 0) */
     block_cache *cache;
+    kbuf filter_json;            /* --filter as the REST filter model; empty: none */
     char where[512];
 } table_src;
 
@@ -221,6 +224,10 @@ typedef struct table_reader {
     size_t ncells, cap;
     kbuf rowkey;
     int primed;                  /* raw: it is on the next row's first cell */
+    filter *flt;                 /* this split's filter (PageFilter counts per split) */
+    kiln_cell *fcells;           /* the cells that pass it */
+    size_t fcap;
+    int last;                    /* the filter said no later row can pass */
     char where[600];
 } table_reader;
 
@@ -272,6 +279,26 @@ table_src_columns(table_src *src, kiln_err *err)
         src->cols[i].qualifier = offs[i][2] == SIZE_MAX ? NULL : src->colbuf.data + offs[i][1];
         src->cols[i].qualifier_len = offs[i][2] == SIZE_MAX ? 0 : offs[i][2];
     }
+    return KILN_OK;
+}
+
+/* --filter: the shell filter text as the REST filter model, parsed once
+ * here so that a bad filter fails the job in setup, naming the problem. */
+static kiln_status
+table_src_filter(table_src *src, kiln_err *err)
+{
+    if (src->spec.raw)
+        return status_set(err, KILN_INVALID, "--filter applies to rows as a read returns them, not "
+                          "to --raw cells");
+    kiln_err e2;
+    status_clear(&e2);
+    kiln_status s = shell_filter_to_json(src->spec.filter, &src->filter_json, &e2);
+    filter *f = NULL;
+    if (s == KILN_OK)
+        s = filter_parse((const char *)src->filter_json.data, src->filter_json.len, &f, &e2);
+    filter_free(f);
+    if (s != KILN_OK)
+        return status_set(err, KILN_INVALID, "--filter: %s", e2.msg);
     return KILN_OK;
 }
 
@@ -481,6 +508,12 @@ table_fmt_open(void *arg, kslice split, void **out, kiln_err *err)
     kslice hi = kslice_make(p + 11 + ll, hl);
     table_reader *r = kiln_calloc(1, sizeof *r);
     r->src = src;
+    if (src->filter_json.len > 0 &&
+        filter_parse((const char *)src->filter_json.data, src->filter_json.len, &r->flt, err) !=
+            KILN_OK) {
+        free(r);
+        return err->code;
+    }
     r->bucket = bucket == TABLE_INPUT_NO_BUCKET ? -1 : bucket;
     buf_init(&r->arena);
     buf_init(&r->rowkey);
@@ -627,6 +660,20 @@ table_fmt_next(void *reader, kslice *record, const void **object, kiln_err *err)
                 const kiln_cell *c = &r->row.cells[i];
                 r->consumed += c->row_len + c->family_len + c->qualifier_len + c->value_len + 12;
             }
+            if (r->flt != NULL) {
+                if (r->row.count > r->fcap) {
+                    r->fcap = r->row.count;
+                    r->fcells = kiln_realloc(r->fcells, r->fcap * sizeof *r->fcells);
+                }
+                int done = 0;
+                size_t n = filter_row(r->flt, &r->row, r->fcells, &done);
+                if (done)
+                    r->done = 1;   /* after this row, if it passed */
+                if (n == 0)
+                    continue;
+                r->row.cells = r->fcells;
+                r->row.count = n;
+            }
         }
         *record = r->row.row;
         *object = &r->row;
@@ -656,6 +703,8 @@ table_fmt_close(void *reader)
     store_scan_close(r->scan);
     if (r->it != NULL)
         kiln_iter_close(r->it);
+    filter_free(r->flt);
+    free(r->fcells);
     buf_free(&r->arena);
     buf_free(&r->rowkey);
     free(r->cells);
@@ -670,6 +719,7 @@ table_fmt_finish(void *arg)
     block_cache_free(src->cache);
     table_input_spec_free(&src->spec);
     buf_free(&src->colbuf);
+    buf_free(&src->filter_json);
     free(src);
 }
 
@@ -714,8 +764,11 @@ table_input_add(mr_job *job, const table_input_spec *spec, mr_map_fn map, kiln_e
     buf_init(&src->colbuf);
     const char *dd = spec->data_dir ? spec->data_dir : getenv("KILN_DATA");
     snprintf(src->data_dir, sizeof src->data_dir, "%s", dd && *dd ? dd : "kiln-data");
+    buf_init(&src->filter_json);
     /* the job must fail in setup, not on a rank, for a bad option */
     kiln_status s = table_src_columns(src, err);
+    if (s == KILN_OK && src->spec.filter != NULL)
+        s = table_src_filter(src, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(mr_job_conf(job), "kiln.table.split.mb", TABLE_INPUT_SPLIT_MB,
                              &src->split_mb, err);

@@ -22,7 +22,10 @@
  * row itself through table_input_row: its cells in HBase order after
  * versions, the time range, TTL, delete markers, the columns and the filter
  * -- or, with raw, every stored cell of the selected families, delete
- * markers and all versions included (Export --raw).
+ * markers and all versions included (Export --raw). The filter is the HBase
+ * shell's language (storage/query/shell_filter.h) evaluated over each row as
+ * `kiln scan --filter` does; its state is per split, so a PageFilter's page
+ * is counted in each split (as HBase counts it per region).
  *
  * HFile input. `hfile_input_add` reads every HFile under a path (a file, or a
  * directory walked recursively, names starting with '_' or '.' skipped),

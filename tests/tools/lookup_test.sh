@@ -90,6 +90,7 @@ for fn in sorted(os.listdir(w + '/events')):
             c['unmatched'] += 1
             left.append(text + '\t')
 open(w + '/want_inner.txt', 'w').write(''.join(l + '\n' for l in inner))
+open(w + '/want_oslo.txt', 'w').write(''.join(l + '\n' for l in inner if '\td:city=Oslo\t' in l))
 open(w + '/want_left.txt', 'w').write(''.join(l + '\n' for l in left))
 with open(w + '/want_counters.txt', 'w') as f:
     f.write('Bad Lines=%d\nLines joined=%d\nLines without a row=%d\nRows without a line=%d\n'
@@ -127,6 +128,21 @@ for t in users users_s; do
     check "$t: the report names the table read" grep -q "\"input_table\":{\"table\":\"default:$t\",\"version\":1," "$work/in1_$t/_job.json"
 done
 check "the bad lines were counted, not fatal" grep -q "Bad Lines=3" "$work/got_counters_users.txt"
+
+# ---------------------------------------------------------------- --filter
+# the table side read through a filter in the shell's language: only the
+# rows of users in Oslo join
+for t in users users_s; do
+    run 3 "$work/oslo_$t" --input-table "$t" --filter "SingleColumnValueFilter('d', 'city', =, 'binary:Oslo')"
+    check "$t: join through --filter exits 0" test $? = 0
+    cat "$work/oslo_$t"/part-r-* >"$work/got_oslo_$t.txt"
+    same "$t: --filter keeps the rows it passes, as the brute force" "$work/want_oslo.txt" "$work/got_oslo_$t.txt"
+done
+run 1 "$work/badfilter" --input-table users --filter "PrefixFilter('u0"
+check "a malformed filter is refused before map, naming the problem" \
+    grep -q -- "--filter: .*offset" "$work/job.err"
+run 1 "$work/rawfilter" --input-table users --raw --filter "KeyOnlyFilter()"
+check "--filter with --raw is refused" grep -q "not to --raw cells" "$work/job.err"
 
 # ---------------------------------------------------------------- versions
 # a second load replaces every user's city: @1 still joins the first
