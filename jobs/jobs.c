@@ -20,4 +20,7 @@ jobs_register_all(void)
     mr_job_register(&graph_job);
     mr_job_register(&export_job);
     mr_job_register(&import_job);
+    mr_job_register(&cellcounter_job);
+    mr_job_register(&copytable_job);
+    mr_job_register(&verifytables_job);
 }

@@ -28,6 +28,9 @@ extern const mr_job_def events_job;
 extern const mr_job_def graph_job;
 extern const mr_job_def export_job;
 extern const mr_job_def import_job;
+extern const mr_job_def cellcounter_job;
+extern const mr_job_def copytable_job;
+extern const mr_job_def verifytables_job;
 
 /* Register every job above (mr_job_register). Call once, before looking a
  * job up. */

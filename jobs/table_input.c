@@ -8,8 +8,8 @@
  *   has_hi   | 1    | 1 when hi bounds the split
  *   hi       | var  | be32 length + user row: exclusive upper bound
  *
- * The meta bytes every rank gets are the pinned version (be64) and the
- * table's canonical name.
+ * The meta bytes every rank gets are the pinned version (be64), the number
+ * of splits planned (be32, for the report) and the table's canonical name.
  */
 #include "jobs/table_input.h"
 
@@ -204,6 +204,8 @@ typedef struct table_src {
     store_column cols[TABLE_INPUT_COLUMNS_MAX];
     size_t ncols;
     kbuf colbuf;                 /* the columns' bytes */
+    uint32_t nsplits;            /* plan: splits added */
+    char report_key[32];         /* "input_table", then "input_table_2", ... */
     store_view *v;               /* the pinned version, from prepare (plan on rank 0) */
     block_cache *cache;
     kbuf filter_json;            /* --filter as the REST filter model; empty: none */
@@ -319,7 +321,7 @@ table_src_scan_opts(const table_src *src, store_scan_opts *o)
  * one bucket, intersected with the spec's [start, stop), cut at the sorted
  * rows cuts[0..n), sharing weight evenly. */
 static void
-table_plan_range(const table_src *src, mr_input_plan *plan, int bucket, kslice lo, kslice hi,
+table_plan_range(table_src *src, mr_input_plan *plan, int bucket, kslice lo, kslice hi,
                  int hi_set, const kslice *cuts, size_t n, uint64_t weight)
 {
     kslice start = buf_slice(&src->spec.start), stop = buf_slice(&src->spec.stop);
@@ -354,6 +356,7 @@ table_plan_range(const table_src *src, mr_input_plan *plan, int bucket, kslice l
             buf_append(&b, z.p, z.n);
         uint64_t w = weight / pieces + (k < weight % pieces ? 1 : 0);
         mr_input_plan_add(plan, buf_slice(&b), w);
+        src->nsplits++;
     }
     buf_free(&b);
 }
@@ -426,6 +429,7 @@ table_fmt_plan(void *arg, mr_job *job, mr_input_plan *plan, kiln_err *err)
     uint64_t ver = store_view_version(v);
     kbuf *meta = mr_input_plan_meta(plan);
     buf_append_be64(meta, ver);
+    buf_append_be32(meta, 0);   /* the split count, set below */
     buf_append(meta, sc->name, strlen(sc->name));
     uint32_t buckets = sc->salt_buckets;
     size_t nr = store_view_region_count(v);
@@ -468,6 +472,7 @@ table_fmt_plan(void *arg, mr_job *job, mr_input_plan *plan, kiln_err *err)
         }
     }
     buf_free(&keep);
+    coding_put_be32(meta->data + 8, src->nsplits);
     return s;
 }
 
@@ -485,9 +490,10 @@ table_fmt_prepare(void *arg, mr_job *job, kslice meta, kiln_err *err)
         s = table_open_pinned(src, ver, err);
     if (s == KILN_OK) {   /* every rank: the report is part of the description */
         char rep[512];
-        snprintf(rep, sizeof rep, "{\"table\":\"%.*s\",\"version\":%" PRIu64 ",\"raw\":%s}",
-                 (int)(meta.n - 8), (const char *)meta.p + 8, ver, src->spec.raw ? "true" : "false");
-        mr_job_report(job, "input_table", rep);
+        snprintf(rep, sizeof rep, "{\"table\":\"%.*s\",\"version\":%" PRIu64 ",\"raw\":%s,"
+                 "\"splits\":%" PRIu32 "}", (int)(meta.n - 12), (const char *)meta.p + 12, ver,
+                 src->spec.raw ? "true" : "false", coding_get_be32(meta.p + 8));
+        mr_job_report(job, src->report_key, rep);
         if (src->spec.on_pin != NULL)
             src->spec.on_pin(src->spec.on_pin_arg, src->v, ver);
     }
@@ -799,6 +805,11 @@ table_input_add(mr_job *job, const table_input_spec *spec, mr_map_fn map, kiln_e
     }
     mr_job_describe(job, "input table", buf_slice(&d));
     buf_free(&d);
+    size_t nth = mr_job_input_format_count(job) + 1;
+    if (nth == 1)
+        snprintf(src->report_key, sizeof src->report_key, "input_table");
+    else
+        snprintf(src->report_key, sizeof src->report_key, "input_table_%zu", nth);
     mr_job_add_input_format(job, &table_input_format, src, map);
     return KILN_OK;
 }

@@ -8,7 +8,9 @@
  * rank 0 opens the version asked for (else the current one) and records its
  * number; every rank then opens that same version before map and keeps its
  * files open to the end, so a load or a rollback during the job changes
- * nothing it reads. The version read is in _job.json ("input_tables").
+ * nothing it reads. The version read and the number of splits are in
+ * _job.json: "input_table" (the job's second formatted input reports as
+ * "input_table_2", and so on).
  * Online writes still in memstores are not read (run `kiln flush` first);
  * flushed ones are part of the version.
  *

@@ -61,6 +61,12 @@ mr_job_add_input_format(mr_job *job, const mr_input_format *fmt, void *arg, mr_m
     buf_init(&src->plan.splits);
 }
 
+size_t
+mr_job_input_format_count(const mr_job *job)
+{
+    return job->desc.n_srcs;
+}
+
 void
 mr_input_plan_add(mr_input_plan *p, kslice split, uint64_t weight)
 {

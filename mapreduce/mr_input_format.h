@@ -71,5 +71,8 @@ typedef struct mr_input_format {
  * owns and frees it) and the map function its records go to (NULL: the
  * job's map). Call from setup, the same calls on every rank. */
 void mr_job_add_input_format(mr_job *job, const mr_input_format *fmt, void *arg, mr_map_fn map);
+/* The number of formatted inputs added so far (so that a format can tell
+ * its inputs apart in messages and the report). */
+size_t mr_job_input_format_count(const mr_job *job);
 
 #endif
