@@ -377,7 +377,9 @@ table_plan_cuts(table_src *src, size_t r, uint64_t bytes, int bucket, kbuf *keep
         want = 4096;
     size_t got;
     buf_reset(keep);
-    kiln_status s = store_view_region_cut_rows(src->v, r, want, keep, &got, err);
+    /* evenly spaced blocks start at the first, whose row is the region's
+     * start (dropped): ask for one more to get `want` cuts inside */
+    kiln_status s = store_view_region_cut_rows(src->v, r, want + 1, keep, &got, err);
     if (s != KILN_OK)
         return s;
     *cuts = kiln_calloc(got ? got : 1, sizeof **cuts);
