@@ -65,6 +65,7 @@ typedef struct verify_state {
     verify_block *blocks;
     size_t cap;
     kbuf enc, value, key, line;
+    kbuf side[2];                 /* reduce: each side's value */
 } verify_state;
 
 static void
@@ -78,6 +79,8 @@ verify_state_free(void *p)
     buf_free(&st->value);
     buf_free(&st->key);
     buf_free(&st->line);
+    buf_free(&st->side[0]);
+    buf_free(&st->side[1]);
     free(st);
 }
 
@@ -351,7 +354,8 @@ static kiln_status
 verify_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
 {
     verify_state *st = mr_task_state(t);
-    /* values in byte order: the source's (side 0) first */
+    /* values in byte order: the source's (side 0) first; a value lives
+     * until the next call (the last one too), so each is copied */
     kslice v[2] = {{NULL, 0}, {NULL, 0}};
     int have[2] = {0, 0};
     kslice x;
@@ -360,8 +364,11 @@ verify_reduce(mr_task *t, kslice key, mr_values *values, kiln_err *err)
         if (x.n < min || x.p[0] > VERIFY_PEER || have[x.p[0]])
             return status_set(err, KILN_CORRUPTION, "verifytables: a bad or repeated value of "
                               "%zu bytes for one row", x.n);
-        have[x.p[0]] = 1;
-        v[x.p[0]] = kslice_make(x.p + 1, x.n - 1);
+        int side = x.p[0];
+        have[side] = 1;
+        buf_reset(&st->side[side]);
+        buf_append(&st->side[side], x.p + 1, x.n - 1);
+        v[side] = buf_slice(&st->side[side]);
     }
     const char *reason;
     int counter;
@@ -470,6 +477,8 @@ verify_setup(mr_job *job, int argc, char **argv, kiln_err *err)
     buf_init(&st->value);
     buf_init(&st->key);
     buf_init(&st->line);
+    buf_init(&st->side[0]);
+    buf_init(&st->side[1]);
     table_input_spec spec;
     table_input_spec_init(&spec);
     const char *output = NULL, *source = NULL, *peer = NULL, *families = NULL;

@@ -10,6 +10,7 @@ HBase's rules, what the tools must report. It shares no code with Kiln.
 
   gen --seed S --rows N --out DIR     input.tsv, ops.tsv, model.json
   rowcount MODEL [selection]          the rows with a visible cell
+  rows MODEL [selection]              those rows, one a line, in order
   cellcounter MODEL [selection] [--sep S] [--regex RE] --out F --counters F
   cells MODEL [selection] [--rename A:X,...]   visible cells as lines
   raw MODEL [selection]               counts of the stored cells a raw read gives
@@ -307,6 +308,11 @@ def cmd_rowcount(a):
     print(len(Model(a.model, a.phase).visible(Selection(a))))
 
 
+def cmd_rows(a):
+    for r in sorted(Model(a.model, a.phase).visible(Selection(a))):
+        print(printable(r))
+
+
 def cmd_cells(a):
     for line in cell_lines(Model(a.model, a.phase).visible(Selection(a)), renames(a.rename)):
         print(line)
@@ -414,7 +420,8 @@ def main():
     g.add_argument("--value-max", type=int, default=40)
     g.add_argument("--out", required=True)
     g.set_defaults(fn=gen)
-    for name, fn in (("rowcount", cmd_rowcount), ("cells", cmd_cells), ("raw", cmd_raw),
+    for name, fn in (("rowcount", cmd_rowcount), ("rows", cmd_rows), ("cells", cmd_cells),
+                     ("raw", cmd_raw),
                      ("cellcounter", cmd_cellcounter)):
         p = sub.add_parser(name)
         add_selection(p)
