@@ -149,11 +149,15 @@ cellcounter_map(mr_task *t, kslice row, kiln_err *err)
     if (r == NULL)
         return status_set(err, KILN_INVALID, "cellcounter: a record that is not a table row");
     if (st->has_regex) {
+        /* REG_STARTEND: the row is bytes, NULs included, not a C string;
+         * the copy ends in a NUL too, for regexec wrappers that look for one */
+        buf_reset(&st->key);
+        buf_append(&st->key, row.p, row.n);
+        buf_append_u8(&st->key, 0);
         regmatch_t m[1];
         m[0].rm_so = 0;
         m[0].rm_eo = (regoff_t)row.n;
-        /* REG_STARTEND: the row is bytes, NULs included, not a C string */
-        if (regexec(&st->re, (const char *)row.p, 1, m, REG_STARTEND) != 0)
+        if (regexec(&st->re, (const char *)st->key.data, 1, m, REG_STARTEND) != 0)
             return KILN_OK;
     }
     if (!mr_task_sampling(t)) {

@@ -69,8 +69,11 @@ report_check "t_s np=3 separator ';' and prefix row001" 3 "t_s \"$work/cc\$((n))
     "--versions 1000 --sep ';' --prefix row001"
 check "the separator is used" grep -q '^row001[0-9]*;a;x_Versions	' "$work/cc$n/part-r-00000"
 # (mpirun takes a lone ':' argument for its own: another separator here)
-report_check "t_u np=3 a ^regex (POSIX, found anywhere)" 3 "t_u \"$work/cc\$((n))\" / '^ace\$|slash|0[12]7\$'" \
-    "--versions 1000 --sep / --regex 'ace\$|slash|0[12]7\$'"
+# (key$ matches the row bin\x00\x01key only if the whole row, NUL and all, is matched)
+report_check "t_u np=3 a ^regex (POSIX, found anywhere)" 3 \
+    "t_u \"$work/cc\$((n))\" / '^ace\$|slash|0[12]7\$|key\$'" \
+    "--versions 1000 --sep / --regex 'ace\$|slash|0[12]7\$|key\$'"
+check "the regex matches past a NUL byte in a row" grep -q '^bin\\x00\\x01key/' "$work/cc$n/part-r-00000"
 report_check "t_u np=1 --regex with a separator option" 1 \
     "--input-table t_u --output \"$work/cc\$((n))\" --regex 'row02[0-9]9' --separator '|'" \
     "--versions 1000 --regex 'row02[0-9]9' --sep '|'"
