@@ -7,6 +7,7 @@
 #     and cells stored twice counted against the brute force's raw cells);
 #   - a family renamed (--families a:x,b, c left out);
 #   - a row range, with HBase's option names (--startrow=, --new.name=);
+#   - a time range (--starttime, --endtime);
 #
 # each loaded with `kiln load`, its cells (`kiln scan --versions`) equal to
 # tools_model.py's brute force over the generated writes and to the
@@ -157,6 +158,22 @@ cut -f1,2 "$vout/part-r-00000" >"$work/got_out.txt"
 same "verifytables t_u g_s: the rows outside the range listed, in order" "$work/want_out.txt" "$work/got_out.txt"
 verify "verifytables t_u g_s with the range np=1: every row good" 1 "$IN" 0 0 0 \
     --source t_u --peer g_s --versions 3 --start-row row01000 --stop-row row02000
+
+# ---------------------------------------------------------------- a time range
+T8=$((1700000000000 + 8000))
+T21=$((1700000000000 + 21000))
+"$KILN" create w_u "${FAMS[@]}" >/dev/null 2>>"$work/last.err"
+run_tool 3 copytable --input-table t_s --new-name w_u --starttime "$T8" --endtime "$T21" --versions 3 \
+    --output "$work/ct5"
+check "copytable --starttime --endtime t_s -> w_u (one region) np=3: exits 0" test "$rc" = 0
+"$KILN" load w_u "$work/ct5" >/dev/null 2>>"$work/last.err"
+check "kiln load w_u" test $? = 0
+$MODEL cells "$M" --versions 10 --ts-min "$T8" --ts-max "$T21" >"$work/visible_time.txt"
+scan_lines w_u >"$work/scan_w_u.txt" 2>>"$work/last.err"
+same "w_u: the time range's cells equal the brute force" "$work/visible_time.txt" "$work/scan_w_u.txt"
+verify "verifytables t_s w_u in the time range np=3: every row good" 3 \
+    "$($MODEL rowcount "$M" --ts-min "$T8" --ts-max "$T21")" 0 0 0 \
+    --source t_s --peer w_u --versions 3 --starttime "$T8" --endtime "$T21"
 
 # ---------------------------------------------------------------- a copy changed
 R1=$(sed -n 11p "$work/rows_all.txt")
