@@ -7,7 +7,8 @@
 # remote commands in a clean environment. On them, through
 # `run_job.sh --hostfile`: wordcount (fold, combiner, reduce-side
 # pre-merge), importtsv into a pre-split table, salted importtsv with an
-# index, and every view job; each output is byte-identical to the same job
+# index, every view job, and jobs over a loaded table (dailyactivity,
+# rowcounter, export: each rank opens the version rank 0 pinned); each output is byte-identical to the same job
 # on one host, then loaded and queried. Then failures: a remote rank killed
 # mid-map and mid-shuffle, one calling MPI_Abort, one stalled until
 # --timeout, a host that sees another table, a host that lacks an input or
@@ -248,6 +249,18 @@ both useractions useractions --input "$W/ua" --data "$KILN_DATA"
 check "useractions: loaded and scanned" \
   bash -c "'$KILN' load useractions '$W/useractions.3' --no-split > /dev/null 2>> '$W/job.err'" &&
   check "useractions: every row" rows_match useractions "$W/useractions.3"
+
+# Jobs over the loaded table (table input): every rank on every host opens the
+# version rank 0 pinned, from the shared data directory.
+"$KILN" create dailyactivity --family a --family s > /dev/null
+both dailyactivity dailyactivity --input-table useractions --data "$KILN_DATA" -D kiln.table.split.mb=1
+check "dailyactivity (from the useractions table): loaded" \
+  bash -c "'$KILN' load dailyactivity '$W/dailyactivity.3' --no-split > /dev/null 2>> '$W/job.err'" &&
+  check "dailyactivity: every row" rows_match dailyactivity "$W/dailyactivity.3"
+both rowcounter rowcounter --input-table useractions --data "$KILN_DATA" -D kiln.table.split.mb=1
+check "rowcounter on three hosts counts every useractions row" \
+  test "$(cut -f2 "$W/rowcounter.3/part-r-00000")" = "$("$KILN" count useractions | grep -o '^[0-9]*')"
+both export export --input-table useractions --data "$KILN_DATA"
 
 "$GEN" tslog --rows 15000 --seed 5 --files 3 --output "$W/ts" 2>> "$W/job.err"
 "$KILN" create tslog_bytime --family d --split $'\x02' --split $'\x05' > /dev/null
