@@ -301,6 +301,21 @@ job 1 export src "$work/ebad" 0
 check "export with versions 0 is refused" test "$rc" != 0
 job 1 export src "$work/ebad" -D kiln.partitioner=hash
 check "export refuses a hash partitioner" grep -q "total order by row" "$work/job.err"
+# A damaged export: import reads its HFiles through HFile input, and a bad
+# file fails the job naming it; nothing is written.
+cp -r "$work/plain-e1" "$work/edamaged"
+part=$(ls "$work/edamaged"/part-r-* | head -1)
+size=$(stat -c %s "$part")
+printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of="$part" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
+job 2 import ren "$work/edamaged" --output "$work/idamaged" --families a:x
+check "import of an export with a damaged HFile fails, naming the file" \
+    bash -c "[ $rc != 0 ] && [ ! -e '$work/idamaged' ] && grep -q '$(basename "$part")' '$work/job.err'"
+cp -r "$work/plain-e1" "$work/etrunc"
+part=$(ls "$work/etrunc"/part-r-* | head -1)
+truncate -s $(($(stat -c %s "$part") / 2)) "$part"
+job 2 import ren "$work/etrunc" --output "$work/itrunc" --families a:x
+check "import of an export with a truncated HFile fails, naming the file" \
+    bash -c "[ $rc != 0 ] && [ ! -e '$work/itrunc' ] && grep -q '$(basename "$part")' '$work/job.err'"
 ./run_job.sh -n 1 export --help >"$work/help" 2>&1
 check "export --help shows the usage" grep -q "TABLE OUTPUT \[versions \[starttime \[endtime\]\]\]" "$work/help"
 ./run_job.sh -n 1 import --help >"$work/help" 2>&1
