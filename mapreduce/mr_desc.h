@@ -77,8 +77,11 @@ void mr_job_set_partitioner(mr_job *job, mr_partition_fn fn, void *arg);
  * Keys it calls equal are ordered by their bytes, values by theirs, so the
  * order stays total (mr_order.h). Without a grouping comparator, reduce
  * (and a combiner) gets one call per run of keys it calls equal, with the
- * first key; a fold still combines equal bytes only. Default: bytes
- * (memcmp), which costs no call. */
+ * first key; a fold still combines equal bytes only. Keys it calls equal
+ * must share a partition: total order keeps them together, the hash
+ * partitioner (which hashes bytes) does not, so a comparator that calls
+ * different bytes equal needs a partitioner that agrees with it. Default:
+ * bytes (memcmp), which costs no call. */
 void mr_job_set_sort_comparator(mr_job *job, mr_key_cmp_fn cmp, void *arg);
 
 /* The grouping comparator (Hadoop's setGroupingComparatorClass): reduce is
