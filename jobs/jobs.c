@@ -20,4 +20,5 @@ jobs_register_all(void)
     mr_job_register(&graph_job);
     mr_job_register(&export_job);
     mr_job_register(&import_job);
+    mr_job_register(&secondarysort_job);
 }

@@ -28,6 +28,7 @@ extern const mr_job_def events_job;
 extern const mr_job_def graph_job;
 extern const mr_job_def export_job;
 extern const mr_job_def import_job;
+extern const mr_job_def secondarysort_job;
 
 /* Register every job above (mr_job_register). Call once, before looking a
  * job up. */
