@@ -50,8 +50,9 @@ typedef struct mr_collector_params {
 typedef struct mr_collector mr_collector;
 
 kiln_status mr_collector_open(const mr_collector_params *p, mr_collector **out, kiln_err *err);
-/* Partition and buffer one record. KILN_INVALID (mr_partition_bad) when a
- * custom partitioner places the key outside the partitions. */
+/* Partition and buffer one record. KILN_INTERNAL (mr_partition_bad: a bug
+ * in the job) when a custom partitioner places the key outside the
+ * partitions. */
 kiln_status mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err);
 /* The emit function of map tasks whose sink is a collector: counts the map
  * output records and bytes, then adds. */

@@ -67,7 +67,8 @@ kiln_status mr_job_set_split_keys(mr_job *job, const kslice *keys, size_t n, kil
  * it. It must be a pure function of the key, the same on every rank, and
  * send every key of a reduce group to one partition (a secondary sort
  * partitions on the grouped part of the key alone). An answer >= partitions
- * fails the job, naming the key and the answer. mr_order.h has the type. */
+ * fails the job (KILN_INTERNAL, exit status 70), naming the key and the
+ * answer. mr_order.h has the type. */
 void mr_job_set_partitioner(mr_job *job, mr_partition_fn fn, void *arg);
 
 /* The sort comparator (Hadoop's setSortComparatorClass): cmp(arg, a, b)

@@ -166,7 +166,7 @@ mr_partition_bad(const mr_partitioner *p, const char *job, kslice key, kslice va
     mr_partition_printable(&v, value, 32);
     buf_append_u8(&k, 0);
     buf_append_u8(&v, 0);
-    kiln_status s = status_set(err, KILN_INVALID,
+    kiln_status s = status_set(err, KILN_INTERNAL,
                                "%s: the partitioner returned %u for key '%s' (value '%s'), not a "
                                "partition: there are %u (0 to %u)", job, part, (const char *)k.data,
                                (const char *)v.data, p->partitions, p->partitions - 1);

@@ -128,8 +128,8 @@ size_t mr_partitioner_splits(const mr_partitioner *p, const kslice **splits);
 uint32_t mr_partitioner_get(const mr_partitioner *p, kslice key, uint64_t hash);
 
 /* The error for a custom partitioner's answer `part` for key (with value)
- * that is not below the partition count: KILN_INVALID naming both in
- * HBase's printable form (shortened). */
+ * that is not below the partition count: KILN_INTERNAL (the job's bug;
+ * exit status 70) naming both in HBase's printable form (shortened). */
 kiln_status mr_partition_bad(const mr_partitioner *p, const char *job, kslice key, kslice value,
                              uint32_t part, kiln_err *err);
 

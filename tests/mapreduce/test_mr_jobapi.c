@@ -688,7 +688,7 @@ errors(void **state)
     path_in(out, sizeof out, "err1.out");
     const char *a1[] = {"--input", in, "--output", out, "-D", "mapreduce.job.reduces=3",
                         "-D", "kiln.progress=false", NULL};
-    assert_int_equal(run_here(&tpart_job, &err, a1), KILN_INVALID);
+    assert_int_equal(run_here(&tpart_job, &err, a1), KILN_INTERNAL);
     assert_non_null(strstr(err.msg, "'oops'"));
     assert_non_null(strstr(err.msg, "returned 5"));
     assert_non_null(strstr(err.msg, "tpart"));

@@ -429,7 +429,7 @@ custom_partitioner(void **state)
     uint8_t key[] = {1, 'a', '\\', 0xff};
     assert_int_equal(mr_partition_bad(p, "myjob", kslice_make(key, sizeof key), kslice_str("v\n1"),
                                       12, &err),
-                     KILN_INVALID);
+                     KILN_INTERNAL);
     assert_non_null(strstr(err.msg, "myjob"));
     assert_non_null(strstr(err.msg, "returned 12"));
     assert_non_null(strstr(err.msg, "'\\x01a\\x5C\\xFF'"));
@@ -611,7 +611,7 @@ collector_partition_out_of_range(void **state)
     assert_int_equal(mr_collector_add(col, kslice_str("12"), kslice_str("fine"), &err), KILN_OK);
     uint8_t key[] = {1, 'k', 0};
     assert_int_equal(mr_collector_add(col, kslice_make(key, 3), kslice_str("the value"), &err),
-                     KILN_INVALID);
+                     KILN_INTERNAL);
     assert_non_null(strstr(err.msg, "rangejob"));
     assert_non_null(strstr(err.msg, "'\\x01k\\x00'"));
     assert_non_null(strstr(err.msg, "'the value'"));
