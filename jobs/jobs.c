@@ -21,4 +21,5 @@ jobs_register_all(void)
     mr_job_register(&export_job);
     mr_job_register(&import_job);
     mr_job_register(&secondarysort_job);
+    mr_job_register(&linelength_job);
 }

@@ -29,6 +29,7 @@ extern const mr_job_def graph_job;
 extern const mr_job_def export_job;
 extern const mr_job_def import_job;
 extern const mr_job_def secondarysort_job;
+extern const mr_job_def linelength_job;
 
 /* Register every job above (mr_job_register). Call once, before looking a
  * job up. */
