@@ -23,4 +23,6 @@ jobs_register_all(void)
     mr_job_register(&cellcounter_job);
     mr_job_register(&copytable_job);
     mr_job_register(&verifytables_job);
+    mr_job_register(&secondarysort_job);
+    mr_job_register(&linelength_job);
 }

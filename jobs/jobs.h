@@ -31,6 +31,8 @@ extern const mr_job_def import_job;
 extern const mr_job_def cellcounter_job;
 extern const mr_job_def copytable_job;
 extern const mr_job_def verifytables_job;
+extern const mr_job_def secondarysort_job;
+extern const mr_job_def linelength_job;
 
 /* Register every job above (mr_job_register). Call once, before looking a
  * job up. */

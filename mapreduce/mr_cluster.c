@@ -151,7 +151,11 @@ mr_cluster_digest(mr_job *job, uint64_t d[MR_DESC_N])
     head[4] = (uint8_t)mr_partitioner_is_total(jd->part);
     head[5] = jd->combine != NULL;
     head[6] = jd->fold != NULL;
-    head[7] = 0;
+    /* Which of the job's own key functions are set (their addresses mean
+     * nothing on another host): a partitioner, a sort and a grouping
+     * comparator. */
+    head[7] = (uint8_t)((jd->part_fn != NULL) | (jd->sort.cmp != NULL) << 1 |
+                        (jd->group.cmp != NULL) << 2);
     coding_put_be64(head + 8, (uint64_t)jd->time_ms);
     h = mr_fnv64_field(MR_FNV_SEED, head, sizeof head);
     const kslice *splits;

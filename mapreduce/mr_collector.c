@@ -4,7 +4,9 @@
  * Combining happens at three places, as in Hadoop: in the sort buffer itself
  * when the job has a fold (equal keys meet in the hash index), at each spill
  * (the combiner over each key group of the sorted buffer), and whenever runs
- * are merged (the combiner over each merged group).
+ * are merged (the combiner over each merged group). Under a sort comparator
+ * a combiner's group is a run of keys it calls equal, a fold's a run of
+ * equal bytes (as in the hash index).
  */
 #include "mapreduce/mr_collector.h"
 
@@ -30,6 +32,7 @@ mr_collector_combine(const mr_combiner *cb, mr_merger *m, mr_run_writer *w, uint
     mr_counters *c = cb->env->counters;
     if (combine && cb->combine == NULL && cb->fold == NULL)
         combine = 0;
+    mr_merger_set_order(m, &cb->sort, combine && cb->combine != NULL ? &cb->sort : NULL);
     kbuf acc = KBUF_INIT, out = KBUF_INIT;
     kiln_status s = KILN_OK;
     kslice key;
@@ -42,6 +45,7 @@ mr_collector_combine(const mr_combiner *cb, mr_merger *m, mr_run_writer *w, uint
             mr_task_begin(&t, cb->env, MR_TASK_COMBINE, mr_collector_combine_emit, w);
             t.part = part;
             t.group_key = key;
+            t.values = &v;
             s = cb->combine(&t, key, &v, err);
             kiln_status f = mr_task_values_finish(&v, err);
             if (s == KILN_OK)
@@ -108,6 +112,8 @@ struct mr_collector {
     void *fold_arg;
     mr_sortbuf *sb;
     int hashed;
+    int need_hash;               /* hashed, or hash partitioning */
+    const mr_key_order *group;   /* spill-time combiner groups: NULL, or the job's comparator */
     mr_run **runs;
     size_t n_runs;
     size_t cap_runs;
@@ -126,7 +132,10 @@ mr_collector_open(const mr_collector_params *p, mr_collector **out, kiln_err *er
     c->fold = p->comb->fold;
     c->fold_arg = p->comb->fold_arg;
     c->hashed = c->fold != NULL;
+    c->need_hash = c->hashed || mr_partitioner_needs_hash(p->part);
+    c->group = p->comb->sort.cmp != NULL ? &p->comb->sort : NULL;
     c->sb = mr_sortbuf_new(p->sort_bytes, c->hashed);
+    mr_sortbuf_set_order(c->sb, p->comb->sort.cmp, p->comb->sort.arg);
     *out = c;
     return KILN_OK;
 }
@@ -189,7 +198,7 @@ mr_collector_spill(mr_collector *c, int last, kiln_err *err)
             uint32_t p2;
             kslice k2, v2;
             mr_sortbuf_get(sb, j, &p2, &k2, &v2);
-            if (p2 != part || !kslice_eq(k2, key))
+            if (p2 != part || !mr_order_same(c->group, k2, key))
                 break;
         }
         mr_values v;
@@ -198,6 +207,7 @@ mr_collector_spill(mr_collector *c, int last, kiln_err *err)
         mr_task_begin(&t, c->p.comb->env, MR_TASK_COMBINE, mr_collector_combine_emit, w);
         t.part = part;
         t.group_key = key;
+        t.values = &v;
         s = c->combine(&t, key, &v, err);
         mr_counters_add(c->counters, MR_C_COMBINE_INPUT_RECORDS, j - i);
         i = j;
@@ -303,9 +313,11 @@ kiln_status
 mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
 {
     uint64_t h = 0;
-    if (c->hashed || !mr_partitioner_is_total(c->p.part))
+    if (c->need_hash)
         h = mr_partition_hash(key.p, key.n);
     uint32_t part = mr_partitioner_get(c->p.part, key, h);
+    if (part >= c->p.partitions)
+        return mr_partition_bad(c->p.part, c->p.comb->env->name, key, value, part, err);
     if (!c->hashed || key.n + value.n > MR_COLLECT_INLINE)
         return mr_collector_insert(c, part, h, key, value, err);
     int b = c->fill;

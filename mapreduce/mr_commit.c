@@ -13,22 +13,6 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 
-/* HBase's Bytes.toStringBinary: printable ASCII as is, the rest as \xNN. */
-static void
-mr_commit_printable(kbuf *out, kslice s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (size_t i = 0; i < s.n; i++) {
-        uint8_t c = s.p[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            buf_append_u8(out, c);
-        } else {
-            char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-            buf_append(out, e, 4);
-        }
-    }
-}
-
 static void
 mr_commit_measure(mr_job *job)
 {
@@ -124,7 +108,7 @@ mr_commit_report_json(const mr_job *job, kbuf *out)
     mr_commit_json_kv_str(out, "output_format", d->fmt->name);
     mr_commit_json_kv_num(out, "input_files", "%zu", d->input.n);
     mr_commit_json_kv_num(out, "input_bytes", "%" PRIu64, d->input.total);
-    mr_commit_json_kv_str(out, "partitioner", mr_partitioner_is_total(d->part) ? "total" : "hash");
+    mr_commit_json_kv_str(out, "partitioner", mr_partitioner_kind(d->part));
     mr_commit_json_kv_num(out, "partitions", "%u", d->partitions);
     buf_append(out, ",\"settings\":{", 13);
     const char *k, *v;
@@ -145,7 +129,7 @@ mr_commit_report_json(const mr_job *job, kbuf *out)
         if (i > 0)
             buf_append_u8(out, ',');
         buf_reset(&tmp);
-        mr_commit_printable(&tmp, splits[i]);
+        mr_partition_printable(&tmp, splits[i], SIZE_MAX);
         mr_counters_json_string(out, (const char *)tmp.data, tmp.len);
     }
     buf_free(&tmp);

@@ -141,7 +141,7 @@ mr_job_set_split_keys(mr_job *job, const kslice *keys, size_t n, kiln_err *err)
     for (size_t i = 0; i < n; i++) {
         if (keys[i].n == 0)
             return status_set(err, KILN_INVALID, "split key %zu is empty", i + 1);
-        if (i > 0 && kslice_cmp(keys[i - 1], keys[i]) >= 0)
+        if (i > 0 && mr_order_cmp(&job->desc.sort, keys[i - 1], keys[i]) >= 0)
             return status_set(err, KILN_INVALID, "split key %zu does not sort after split key %zu",
                               i + 1, i);
     }
@@ -155,6 +155,27 @@ mr_job_set_split_keys(mr_job *job, const kslice *keys, size_t n, kiln_err *err)
     d->n_split_keys = n;
     d->has_split_keys = 1;
     return KILN_OK;
+}
+
+void
+mr_job_set_partitioner(mr_job *job, mr_partition_fn fn, void *arg)
+{
+    job->desc.part_fn = fn;
+    job->desc.part_arg = arg;
+}
+
+void
+mr_job_set_sort_comparator(mr_job *job, mr_key_cmp_fn cmp, void *arg)
+{
+    job->desc.sort.cmp = cmp;
+    job->desc.sort.arg = arg;
+}
+
+void
+mr_job_set_grouping_comparator(mr_job *job, mr_key_cmp_fn cmp, void *arg)
+{
+    job->desc.group.cmp = cmp;
+    job->desc.group.arg = arg;
 }
 
 int

@@ -1,6 +1,7 @@
 /* mr_desc.h -- the calls a job's setup makes to describe the job: inputs,
  * output directory and format, map, combiner and/or fold, reduce, partition
- * count or total-order split keys, counters, private state; what setup read
+ * count or total-order split keys or a partitioner, sort and grouping
+ * comparators, counters, private state; what setup read
  * from outside its arguments (shared from rank 0) and the files it depends
  * on; extra members of _job.json.
  *
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "mapreduce/mr_conf.h"
+#include "mapreduce/mr_order.h"
 #include "mapreduce/mr_output.h"
 #include "mapreduce/mr_sortbuf.h"
 #include "mapreduce/mr_task.h"
@@ -53,9 +55,44 @@ void mr_job_set_state(mr_job *job, void *state, void (*free_fn)(void *));
 void mr_job_set_reduces(mr_job *job, uint32_t n);
 
 /* Total-order partitioning on the given split keys (copied): n + 1
- * partitions, partition i holding keys in [keys[i-1], keys[i]). KILN_INVALID
- * if the keys are not strictly increasing or one is empty. */
+ * partitions, partition i holding keys in [keys[i-1], keys[i]) in the job's
+ * key order (its sort comparator when it has one). KILN_INVALID if the keys
+ * are not strictly increasing in that order or one is empty (checked again
+ * before map, with the comparator setup ends with). */
 kiln_status mr_job_set_split_keys(mr_job *job, const kslice *keys, size_t n, kiln_err *err);
+
+/* The job's partitioner (Hadoop's Partitioner.getPartition): fn(arg, key,
+ * partitions) names the partition of every map output key, instead of the
+ * hash or total order; -D kiln.partitioner and split keys are refused with
+ * it. It must be a pure function of the key, the same on every rank, and
+ * send every key of a reduce group to one partition (a secondary sort
+ * partitions on the grouped part of the key alone). An answer >= partitions
+ * fails the job (KILN_INTERNAL, exit status 70), naming the key and the
+ * answer. mr_order.h has the type. */
+void mr_job_set_partitioner(mr_job *job, mr_partition_fn fn, void *arg);
+
+/* The sort comparator (Hadoop's setSortComparatorClass): cmp(arg, a, b)
+ * orders map output keys everywhere they are ordered -- the sort buffer,
+ * spill and map-side merges, the reduce-side merge, combiner groups, the
+ * total-order split keys (which must increase under it) and sampling.
+ * Keys it calls equal are ordered by their bytes, values by theirs, so the
+ * order stays total (mr_order.h). Without a grouping comparator, reduce
+ * (and a combiner) gets one call per run of keys it calls equal, with the
+ * first key; a fold still combines equal bytes only. Keys it calls equal
+ * must share a partition: total order keeps them together, the hash
+ * partitioner (which hashes bytes) does not, so a comparator that calls
+ * different bytes equal needs a partitioner that agrees with it. Default:
+ * bytes (memcmp), which costs no call. */
+void mr_job_set_sort_comparator(mr_job *job, mr_key_cmp_fn cmp, void *arg);
+
+/* The grouping comparator (Hadoop's setGroupingComparatorClass): reduce is
+ * called once per run of consecutive keys (in sort order) that cmp calls
+ * equal to the run's first key, with that key; mr_task_current_key names each
+ * value's own key, and the values stream from the merge (a group is never
+ * held in memory). It must be coarser than the sort order (keys it calls
+ * equal are adjacent in it), and the partitioner must keep a group in one
+ * partition. Combiners still group by the sort comparator. */
+void mr_job_set_grouping_comparator(mr_job *job, mr_key_cmp_fn cmp, void *arg);
 
 /* Register a job counter (same order on every rank); returns its id. */
 int mr_job_counter(mr_job *job, const char *group, const char *name);

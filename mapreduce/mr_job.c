@@ -107,6 +107,7 @@ mr_job_prepare(mr_job *job)
     rt->comb.combine = d->combine;
     rt->comb.fold = d->fold;
     rt->comb.fold_arg = d->fold_arg;
+    rt->comb.sort = d->sort;
     rt->comb.env = &rt->task_env;
 }
 
@@ -233,7 +234,9 @@ mr_job_main(const mr_job_def *def, int argc, char **argv, kiln_err *err)
                 d->job_id, def->name, c->size, c->size == 1 ? "" : "s", d->input.n,
                 d->input.n == 1 ? "" : "s", d->input.total, d->partitions,
                 d->partitions == 1 ? "" : "s",
-                mr_partitioner_is_total(d->part) ? "total order" : "hash");
+                mr_partitioner_is_total(d->part)    ? "total order"
+                : mr_partitioner_is_custom(d->part) ? "the job's partitioner"
+                                                    : "hash");
     for (size_t i = 0; i < d->n_srcs; i++)
         mr_comm_say(c, "input %zu: %s, %zu split%s, %" PRIu64 " bytes", i + 1, d->srcs[i].fmt->name,
                     d->srcs[i].plan.n, d->srcs[i].plan.n == 1 ? "" : "s", d->srcs[i].plan.total);

@@ -1,6 +1,8 @@
 /* mr_merge.c -- k-way merge of sorted runs with key grouping.
  *
- * A binary min-heap of sources ordered by their current (key, value). The
+ * A binary min-heap of sources ordered by their current (key, value), keys
+ * in the job's order (mr_order.h; the heap code is compiled twice, so byte
+ * order pays no call through a comparator). The
  * value handed out is the heap top's, so the top cannot advance until the
  * caller is done with it: `advance` remembers that the top must move on at
  * the next call, which keeps every returned slice valid for exactly one call.
@@ -25,19 +27,24 @@ struct mr_merger {
     int in_group;
     int failed;
     kbuf key;            /* the current group's key (copied: the source moves) */
+    kslice value_key;    /* the key of the value handed out last */
+    mr_key_order sort;   /* the keys' order; cmp NULL: bytes */
+    mr_key_order group;  /* what makes one group; cmp NULL: equal bytes */
 };
 
-static inline int
-mr_merge_less(const mr_merge_src *a, const mr_merge_src *b)
+/* custom is a constant at each call below, so each sift is compiled for
+ * one order. */
+static inline __attribute__((always_inline)) int
+mr_merge_less(const mr_merger *m, const mr_merge_src *a, const mr_merge_src *b, int custom)
 {
-    int c = kslice_cmp(a->key, b->key);
+    int c = custom ? mr_order_keys(&m->sort, a->key, b->key) : kslice_cmp(a->key, b->key);
     if (c == 0)
         c = kslice_cmp(a->value, b->value);
     return c < 0;
 }
 
-static void
-mr_merge_sift_down(mr_merger *m, size_t i)
+static inline __attribute__((always_inline)) void
+mr_merge_sift(mr_merger *m, size_t i, int custom)
 {
     mr_merge_src **h = m->heap;
     size_t n = m->n_heap;
@@ -46,14 +53,23 @@ mr_merge_sift_down(mr_merger *m, size_t i)
         size_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && mr_merge_less(h[c + 1], h[c]))
+        if (c + 1 < n && mr_merge_less(m, h[c + 1], h[c], custom))
             c++;
-        if (!mr_merge_less(h[c], x))
+        if (!mr_merge_less(m, h[c], x, custom))
             break;
         h[i] = h[c];
         i = c;
     }
     h[i] = x;
+}
+
+static void
+mr_merge_sift_down(mr_merger *m, size_t i)
+{
+    if (m->sort.cmp != NULL)
+        mr_merge_sift(m, i, 1);
+    else
+        mr_merge_sift(m, i, 0);
 }
 
 mr_merger *
@@ -67,6 +83,15 @@ mr_merger_new(mr_run_iter **its, size_t n)
         m->src[i].it = its[i];
     buf_init(&m->key);
     return m;
+}
+
+void
+mr_merger_set_order(mr_merger *m, const mr_key_order *sort, const mr_key_order *group)
+{
+    if (sort != NULL)
+        m->sort = *sort;
+    if (group != NULL)
+        m->group = *group;
 }
 
 void
@@ -141,11 +166,12 @@ mr_merger_next_value(mr_merger *m, kslice *value, kiln_err *err)
         return -1;
     if (!m->in_group)
         return 0;
-    if (m->n_heap == 0 || !kslice_eq(m->heap[0]->key, buf_slice(&m->key))) {
+    if (m->n_heap == 0 || !mr_order_same(&m->group, m->heap[0]->key, buf_slice(&m->key))) {
         m->in_group = 0;
         return 0;
     }
     *value = m->heap[0]->value;
+    m->value_key = m->heap[0]->key;
     m->advance = 1;
     return 1;
 }
@@ -166,7 +192,14 @@ mr_merger_next_key(mr_merger *m, kslice *key, kiln_err *err)
     buf_append(&m->key, m->heap[0]->key.p, m->heap[0]->key.n);
     m->in_group = 1;
     *key = buf_slice(&m->key);
+    m->value_key = *key;
     return 1;
+}
+
+kslice
+mr_merger_value_key(const mr_merger *m)
+{
+    return m->value_key;
 }
 
 uint64_t

@@ -1,16 +1,26 @@
-/* mr_partition.c -- hash and total-order partitioners, split picking. (The
- * key hash itself is inline in mr_partition.h: it runs once per emit.)
+/* mr_partition.c -- hash, total-order and custom partitioners, split
+ * picking. (The key hash itself is inline in mr_partition.h: it runs once
+ * per emit.)
  */
 #include "mapreduce/mr_partition.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+typedef enum mr_partition_kind {
+    MR_PART_HASH = 0,
+    MR_PART_TOTAL,
+    MR_PART_CUSTOM
+} mr_partition_kind;
+
 struct mr_partitioner {
     uint32_t partitions;
-    int total;
-    kslice *splits;
+    mr_partition_kind kind;
+    kslice *splits;          /* total */
     size_t n_splits;
+    mr_key_order order;      /* total: the split keys' order */
+    mr_partition_fn fn;      /* custom */
+    void *arg;
 };
 
 mr_partitioner *
@@ -23,7 +33,7 @@ mr_partitioner_new_hash(uint32_t partitions)
 
 kiln_status
 mr_partitioner_new_total(const kslice *splits, size_t n, uint32_t partitions,
-                         mr_partitioner **out, kiln_err *err)
+                         const mr_key_order *o, mr_partitioner **out, kiln_err *err)
 {
     *out = NULL;
     if (partitions == 0 || n >= partitions)
@@ -32,20 +42,33 @@ mr_partitioner_new_total(const kslice *splits, size_t n, uint32_t partitions,
     for (size_t i = 0; i < n; i++) {
         if (splits[i].n == 0)
             return status_set(err, KILN_INVALID, "total-order partitioner: split key %zu is empty", i);
-        if (i > 0 && kslice_cmp(splits[i - 1], splits[i]) >= 0)
+        if (i > 0 && mr_order_cmp(o, splits[i - 1], splits[i]) >= 0)
             return status_set(err, KILN_INVALID,
-                              "total-order partitioner: split key %zu does not sort after key %zu",
-                              i, i - 1);
+                              "total-order partitioner: split key %zu does not sort after key %zu%s",
+                              i, i - 1, o != NULL && o->cmp != NULL ? " (sort comparator)" : "");
     }
     mr_partitioner *p = kiln_calloc(1, sizeof *p);
     p->partitions = partitions;
-    p->total = 1;
+    p->kind = MR_PART_TOTAL;
+    if (o != NULL)
+        p->order = *o;
     p->n_splits = n;
     p->splits = kiln_calloc(n ? n : 1, sizeof *p->splits);
     for (size_t i = 0; i < n; i++)
         p->splits[i] = kslice_make(kiln_memdup(splits[i].p, splits[i].n), splits[i].n);
     *out = p;
     return KILN_OK;
+}
+
+mr_partitioner *
+mr_partitioner_new_custom(uint32_t partitions, mr_partition_fn fn, void *arg)
+{
+    mr_partitioner *p = kiln_calloc(1, sizeof *p);
+    p->partitions = partitions ? partitions : 1;
+    p->kind = MR_PART_CUSTOM;
+    p->fn = fn;
+    p->arg = arg;
+    return p;
 }
 
 void
@@ -68,7 +91,25 @@ mr_partitioner_count(const mr_partitioner *p)
 int
 mr_partitioner_is_total(const mr_partitioner *p)
 {
-    return p->total;
+    return p->kind == MR_PART_TOTAL;
+}
+
+int
+mr_partitioner_is_custom(const mr_partitioner *p)
+{
+    return p->kind == MR_PART_CUSTOM;
+}
+
+const char *
+mr_partitioner_kind(const mr_partitioner *p)
+{
+    return p->kind == MR_PART_HASH ? "hash" : p->kind == MR_PART_TOTAL ? "total" : "custom";
+}
+
+int
+mr_partitioner_needs_hash(const mr_partitioner *p)
+{
+    return p->kind == MR_PART_HASH;
 }
 
 size_t
@@ -81,13 +122,16 @@ mr_partitioner_splits(const mr_partitioner *p, const kslice **splits)
 uint32_t
 mr_partitioner_get(const mr_partitioner *p, kslice key, uint64_t hash)
 {
-    if (!p->total)
+    if (p->kind == MR_PART_HASH)
         return (uint32_t)(((hash >> 32) * (uint64_t)p->partitions) >> 32);
+    if (p->kind == MR_PART_CUSTOM)
+        return p->fn(p->arg, key, p->partitions);
     /* Number of split keys <= key. */
     size_t lo = 0, hi = p->n_splits;
+    const mr_key_order *o = p->order.cmp != NULL ? &p->order : NULL;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (kslice_cmp(p->splits[mid], key) <= 0)
+        if (mr_order_cmp(o, p->splits[mid], key) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -95,18 +139,55 @@ mr_partitioner_get(const mr_partitioner *p, kslice key, uint64_t hash)
     return (uint32_t)lo;
 }
 
-static int
-mr_partition_cmp_slices(const void *a, const void *b)
+void
+mr_partition_printable(kbuf *out, kslice s, size_t max)
 {
-    return kslice_cmp(*(const kslice *)a, *(const kslice *)b);
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = s.n < max ? s.n : max;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s.p[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            buf_append_u8(out, c);
+        } else {
+            char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+            buf_append(out, e, 4);
+        }
+    }
+    if (n < s.n)
+        buf_append(out, "...", 3);
+}
+
+kiln_status
+mr_partition_bad(const mr_partitioner *p, const char *job, kslice key, kslice value, uint32_t part,
+                 kiln_err *err)
+{
+    kbuf k = KBUF_INIT, v = KBUF_INIT;
+    mr_partition_printable(&k, key, 64);
+    mr_partition_printable(&v, value, 32);
+    buf_append_u8(&k, 0);
+    buf_append_u8(&v, 0);
+    kiln_status s = status_set(err, KILN_INTERNAL,
+                               "%s: the partitioner returned %u for key '%s' (value '%s'), not a "
+                               "partition: there are %u (0 to %u)", job, part, (const char *)k.data,
+                               (const char *)v.data, p->partitions, p->partitions - 1);
+    buf_free(&k);
+    buf_free(&v);
+    return s;
+}
+
+static int
+mr_partition_cmp_slices(const void *a, const void *b, void *o)
+{
+    return mr_order_keys(o, *(const kslice *)a, *(const kslice *)b);
 }
 
 size_t
-mr_partition_pick_splits(kslice *samples, size_t n, uint32_t partitions, kslice *out)
+mr_partition_pick_splits(kslice *samples, size_t n, uint32_t partitions, const mr_key_order *o,
+                         kslice *out)
 {
     if (n == 0 || partitions < 2)
         return 0;
-    qsort(samples, n, sizeof *samples, mr_partition_cmp_slices);
+    qsort_r(samples, n, sizeof *samples, mr_partition_cmp_slices, (void *)o);
     size_t k = 0;
     for (uint32_t i = 1; i < partitions; i++) {
         size_t idx = (size_t)(((uint64_t)i * n) / partitions);
@@ -115,7 +196,7 @@ mr_partition_pick_splits(kslice *samples, size_t n, uint32_t partitions, kslice 
         kslice s = samples[idx];
         if (s.n == 0)
             continue;
-        if (k > 0 && kslice_cmp(out[k - 1], s) >= 0)
+        if (k > 0 && mr_order_cmp(o, out[k - 1], s) >= 0)
             continue;
         out[k++] = s;
     }

@@ -1,11 +1,13 @@
 /* mr_partition.h -- which reduce partition a map output key goes to.
  *
- * Two partitioners, as in Hadoop: hash (HashPartitioner: spreads keys evenly,
- * each partition sorted on its own) and total order (TotalOrderPartitioner:
- * partition i holds the keys in [split[i-1], split[i]), so the partitions in
- * order are globally sorted; the split keys are a table's region boundaries or
- * keys sampled from the input). The partition count is fixed by the job, never
- * by the number of ranks, so the output is the same whatever the rank count.
+ * Three partitioners, as in Hadoop: hash (HashPartitioner: spreads keys
+ * evenly, each partition sorted on its own), total order
+ * (TotalOrderPartitioner: partition i holds the keys in [split[i-1],
+ * split[i]) in the job's key order (mr_order.h), so the partitions in order
+ * are globally sorted; the split keys are a table's region boundaries or keys
+ * sampled from the input), and the job's own function (a Partitioner class).
+ * The partition count is fixed by the job, never by the number of ranks, so
+ * the output is the same whatever the rank count.
  *
  * mr_partition_hash is the engine's one key hash: stable across machines,
  * ranks and runs (it is part of the output's definition), and the same value
@@ -20,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "mapreduce/mr_order.h"
 #include "storage/base/buf.h"
 #include "storage/base/status.h"
 
@@ -94,24 +97,53 @@ typedef struct mr_partitioner mr_partitioner;
 mr_partitioner *mr_partitioner_new_hash(uint32_t partitions);
 
 /* Total-order partitioner over `partitions` partitions with n split keys
- * (copied). REQUIRES nothing of the input: KILN_INVALID when the keys are not
- * strictly increasing, when one is empty, or when n >= partitions. */
+ * (copied), in the order o (copied; NULL: bytes): a key goes after every
+ * split key that o's comparator places at or before it, so keys it calls
+ * equal share a partition. REQUIRES nothing of the input: KILN_INVALID when
+ * the keys are not strictly increasing under the comparator, when one is
+ * empty, or when n >= partitions. */
 kiln_status mr_partitioner_new_total(const kslice *splits, size_t n, uint32_t partitions,
-                                     mr_partitioner **out, kiln_err *err);
+                                     const mr_key_order *o, mr_partitioner **out, kiln_err *err);
+
+/* The job's partition function fn over `partitions` (>= 1) partitions. Its
+ * answers are not checked here: mr_partitioner_get passes them on, and the
+ * caller fails a key whose partition is >= partitions (mr_partition_bad). */
+mr_partitioner *mr_partitioner_new_custom(uint32_t partitions, mr_partition_fn fn, void *arg);
 
 void mr_partitioner_free(mr_partitioner *p);   /* p may be NULL */
 
 uint32_t mr_partitioner_count(const mr_partitioner *p);
 int mr_partitioner_is_total(const mr_partitioner *p);
-/* Split keys of a total-order partitioner (n = 0 for hash). Valid while p lives. */
+int mr_partitioner_is_custom(const mr_partitioner *p);
+/* "hash", "total" or "custom". */
+const char *mr_partitioner_kind(const mr_partitioner *p);
+/* 1 when mr_partitioner_get reads its hash argument (hash partitioning). */
+int mr_partitioner_needs_hash(const mr_partitioner *p);
+/* Split keys of a total-order partitioner (n = 0 otherwise). Valid while p lives. */
 size_t mr_partitioner_splits(const mr_partitioner *p, const kslice **splits);
 
-/* Partition of key; hash must be mr_partition_hash(key) (used by hash only). */
+/* Partition of key; hash must be mr_partition_hash(key) when
+ * mr_partitioner_needs_hash (else it is not read). A custom partitioner's
+ * answer is returned as it is, possibly >= the count. */
 uint32_t mr_partitioner_get(const mr_partitioner *p, kslice key, uint64_t hash);
 
-/* Pick at most partitions-1 split keys from n sampled keys: sort them and take
- * the keys at the i/partitions quantiles, dropping repeats. The samples array
+/* The error for a custom partitioner's answer `part` for key (with value)
+ * that is not below the partition count: KILN_INTERNAL (the job's bug;
+ * exit status 70) naming both in HBase's printable form (shortened). */
+kiln_status mr_partition_bad(const mr_partitioner *p, const char *job, kslice key, kslice value,
+                             uint32_t part, kiln_err *err);
+
+/* Pick at most partitions-1 split keys from n sampled keys: sort them in the
+ * order o (NULL: bytes) and take the keys at the i/partitions quantiles,
+ * dropping keys o's comparator calls equal to (or places before) the one
+ * taken before. The samples array
  * is sorted in place; the returned slices point into it. Returns the count. */
-size_t mr_partition_pick_splits(kslice *samples, size_t n, uint32_t partitions, kslice *out);
+size_t mr_partition_pick_splits(kslice *samples, size_t n, uint32_t partitions,
+                                const mr_key_order *o, kslice *out);
+
+/* Append s to out in HBase's printable form (Bytes.toStringBinary: printable
+ * ASCII as is, other bytes and the backslash as \xNN); at most max bytes of
+ * s, then "..." when it was longer. */
+void mr_partition_printable(kbuf *out, kslice s, size_t max);
 
 #endif

@@ -2,8 +2,9 @@
  * partitioner. A total order without split keys from setup samples the
  * input on rank 0: map runs over a few records at evenly spread points
  * (all through a gzip file, which cannot be entered at an offset), the
- * emitted keys are sorted, and the keys at the partition quantiles become
- * the split keys every rank gets.
+ * emitted keys are sorted (in the job's key order), and the keys at the
+ * partition quantiles become the split keys every rank gets. A job with
+ * its own partitioner gets that instead.
  */
 #include "mapreduce/mr_plan.h"
 
@@ -326,6 +327,17 @@ mr_plan_partitioner(mr_job *job, kiln_err *err)
 {
     mr_job_desc *d = &job->desc;
     mr_comm *c = &job->rt.comm;
+    if (d->part_fn != NULL) {
+        /* The job's own partitioner replaces hash and total order. */
+        if (d->has_split_keys)
+            return status_set(err, KILN_INVALID, "%s: setup gave both a partitioner and split keys",
+                              d->def->name);
+        if (mr_conf_has(job->set.conf, "kiln.partitioner"))
+            return status_set(err, KILN_INVALID, "kiln.partitioner: %s partitions its keys with its "
+                              "own partitioner; hash and total do not apply", d->def->name);
+        d->part = mr_partitioner_new_custom(d->partitions, d->part_fn, d->part_arg);
+        return KILN_OK;
+    }
     const char *kind = mr_conf_get(job->set.conf, "kiln.partitioner",
                                    d->has_split_keys ? "total" : "hash");
     kiln_status s = KILN_OK;
@@ -337,8 +349,8 @@ mr_plan_partitioner(mr_job *job, kiln_err *err)
         return status_set(err, KILN_INVALID, "kiln.partitioner: '%s' is not hash or total%s", kind,
                           d->has_split_keys ? " (this job's split keys need total)" : "");
     if (d->has_split_keys)
-        return mr_partitioner_new_total(d->split_keys, d->n_split_keys, d->partitions, &d->part,
-                                        err);
+        return mr_partitioner_new_total(d->split_keys, d->n_split_keys, d->partitions, &d->sort,
+                                        &d->part, err);
     /* Total order on sampled keys: rank 0 samples, everyone gets the splits. */
     kbuf wire = KBUF_INIT;
     if (c->rank == 0) {
@@ -354,7 +366,7 @@ mr_plan_partitioner(mr_job *job, kiln_err *err)
                 p += 4 + len;
             }
             kslice *splits = kiln_calloc(d->partitions, sizeof *splits);
-            size_t k = mr_partition_pick_splits(v, n, d->partitions, splits);
+            size_t k = mr_partition_pick_splits(v, n, d->partitions, &d->sort, splits);
             buf_append_be64(&wire, (uint64_t)n);
             buf_append_be32(&wire, (uint32_t)k);
             for (size_t i = 0; i < k; i++) {
@@ -383,7 +395,8 @@ mr_plan_partitioner(mr_job *job, kiln_err *err)
     }
     s = mr_job_set_split_keys(job, splits, k, err);
     if (s == KILN_OK)
-        s = mr_partitioner_new_total(d->split_keys, d->n_split_keys, d->partitions, &d->part, err);
+        s = mr_partitioner_new_total(d->split_keys, d->n_split_keys, d->partitions, &d->sort,
+                                     &d->part, err);
     free(splits);
     char rep[128];
     snprintf(rep, sizeof rep, "{\"sampled_keys\":%" PRIu64 ",\"split_keys\":%u,\"partitions\":%u}",

@@ -15,10 +15,12 @@
  * KILN_NOT_FOUND for none found) and hand the listing to every rank. */
 kiln_status mr_plan_inputs(mr_job *job, kiln_err *err);
 
-/* The partitioner kiln.partitioner asks for: hash, or total order on setup's
- * split keys or on keys sampled from the input (kiln.sampler.points map
- * calls' worth, on rank 0). Adds "sampling" to _job.json when it samples.
- * Not agreed: the caller agrees on the result. */
+/* The partitioner: the job's own (mr_job_set_partitioner; KILN_INVALID with
+ * split keys or -D kiln.partitioner), else the one kiln.partitioner asks
+ * for: hash, or total order on setup's split keys or on keys sampled from
+ * the input (kiln.sampler.points map calls' worth, on rank 0), in the job's
+ * key order. Adds "sampling" to _job.json when it samples. Not agreed: the
+ * caller agrees on the result. */
 kiln_status mr_plan_partitioner(mr_job *job, kiln_err *err);
 
 #endif

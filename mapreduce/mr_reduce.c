@@ -1,7 +1,8 @@
 /* mr_reduce.c -- the reduce phase: per owned partition, merge the segments
  * every source rank sent (first into local runs, merge-factor at a time,
- * when there are more sources than that), run reduce over each key group,
- * and write through the output format.
+ * when there are more sources than that), run reduce over each key group
+ * (one call per run of keys the grouping comparator calls equal, values
+ * streaming from the merge), and write through the output format.
  */
 #include "mapreduce/mr_reduce.h"
 
@@ -81,6 +82,9 @@ mr_reduce_partition(mr_job *job, uint32_t p, uint64_t *done_base, kiln_err *err)
 
     mr_merger *m = mr_merger_new(its, k);
     free(its);
+    /* Reduce groups: the grouping comparator's, else the sort comparator's
+     * (Hadoop's default), else equal bytes. */
+    mr_merger_set_order(m, &d->sort, d->group.cmp != NULL ? &d->group : &d->sort);
     mr_reduce_sink sink = {d->fmt, NULL};
     if (s == KILN_OK)
         s = d->fmt->open(d->fmt_arg, job->out.tmp_out, p, &sink.writer, err);
@@ -94,7 +98,9 @@ mr_reduce_partition(mr_job *job, uint32_t p, uint64_t *done_base, kiln_err *err)
     while (s == KILN_OK && (r = mr_merger_next_key(m, &key, err)) > 0) {
         mr_values v;
         mr_values_of_merger(&v, m);
+        t.values = &v;
         s = d->reduce(&t, key, &v, err);
+        t.values = NULL;
         kslice x;
         while (mr_task_next_value(&v, &x))
             ;

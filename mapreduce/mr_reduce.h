@@ -1,7 +1,8 @@
 /* mr_reduce.h -- private to mapreduce/: the reduce phase. Per partition this
  * rank owns, a k-way merge of what the shuffle gathered feeds the job's
- * reduce with each key's values in byte order; emits go to the output
- * format's writer for that partition, under the temporary output directory.
+ * reduce with each key group's values in order (mr_order.h); emits go to the
+ * output format's writer for that partition, under the temporary output
+ * directory.
  *
  * Thread-safety: one thread; MPI only through progress.
  */

@@ -104,6 +104,7 @@ struct mr_sortbuf {
     size_t max_n;        /* hashed: slots / 2 */
     mr_sortbuf_ent *sorted;  /* hashed, after sort: the entries, in the index memory */
     kbuf fold_out;
+    mr_key_order order;  /* the job's sort comparator; cmp NULL: bytes */
 };
 
 /* Plain mode: the entry array below the top of the allocation. */
@@ -143,6 +144,13 @@ mr_sortbuf_new(size_t budget, int hashed)
     sb->mem = kiln_malloc(sb->cap);
     buf_init(&sb->fold_out);
     return sb;
+}
+
+void
+mr_sortbuf_set_order(mr_sortbuf *sb, mr_key_cmp_fn cmp, void *arg)
+{
+    sb->order.cmp = cmp;
+    sb->order.arg = arg;
 }
 
 void
@@ -297,12 +305,20 @@ mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash)
 
 /* ------------------------------------------------------------------ sorting */
 
+/* What a comparison needs: the records, and the job's comparator (its
+ * entries' prefixes are all zero then, so every comparison gets here). */
+typedef struct mr_sortbuf_ctx {
+    const uint8_t *mem;
+    const mr_key_order *order;   /* NULL: byte order */
+} mr_sortbuf_ctx;
+
 static int
-mr_sortbuf_cmp_records(const uint8_t *mem, uint32_t a, uint32_t b)
+mr_sortbuf_cmp_records(const mr_sortbuf_ctx *cx, uint32_t a, uint32_t b)
 {
-    const uint8_t *ra = mem + a, *rb = mem + b;
+    const uint8_t *ra = cx->mem + a, *rb = cx->mem + b;
     uint32_t ka = mr_sortbuf_rec_u32(ra), kb = mr_sortbuf_rec_u32(rb);
-    int c = kslice_cmp(kslice_make(ra + MR_SORTBUF_REC_HDR, ka), kslice_make(rb + MR_SORTBUF_REC_HDR, kb));
+    kslice x = kslice_make(ra + MR_SORTBUF_REC_HDR, ka), y = kslice_make(rb + MR_SORTBUF_REC_HDR, kb);
+    int c = cx->order != NULL ? mr_order_keys(cx->order, x, y) : kslice_cmp(x, y);
     if (c != 0)
         return c;
     return kslice_cmp(kslice_make(ra + MR_SORTBUF_REC_HDR + ka, mr_sortbuf_rec_u32(ra + 4)),
@@ -310,22 +326,22 @@ mr_sortbuf_cmp_records(const uint8_t *mem, uint32_t a, uint32_t b)
 }
 
 static inline int
-mr_sortbuf_cmp(const uint8_t *mem, const mr_sortbuf_ent *a, const mr_sortbuf_ent *b)
+mr_sortbuf_cmp(const mr_sortbuf_ctx *cx, const mr_sortbuf_ent *a, const mr_sortbuf_ent *b)
 {
     if (a->part != b->part)
         return a->part < b->part ? -1 : 1;
     if (a->prefix != b->prefix)
         return a->prefix < b->prefix ? -1 : 1;
-    return mr_sortbuf_cmp_records(mem, a->off, b->off);
+    return mr_sortbuf_cmp_records(cx, a->off, b->off);
 }
 
 static void
-mr_sortbuf_insertion(const uint8_t *mem, mr_sortbuf_ent *v, size_t n)
+mr_sortbuf_insertion(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
         mr_sortbuf_ent x = v[i];
         size_t j = i;
-        while (j > 0 && mr_sortbuf_cmp(mem, &x, &v[j - 1]) < 0) {
+        while (j > 0 && mr_sortbuf_cmp(cx, &x, &v[j - 1]) < 0) {
             v[j] = v[j - 1];
             j--;
         }
@@ -334,15 +350,15 @@ mr_sortbuf_insertion(const uint8_t *mem, mr_sortbuf_ent *v, size_t n)
 }
 
 static void
-mr_sortbuf_sift(const uint8_t *mem, mr_sortbuf_ent *v, size_t root, size_t n)
+mr_sortbuf_sift(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t root, size_t n)
 {
     for (;;) {
         size_t c = 2 * root + 1;
         if (c >= n)
             return;
-        if (c + 1 < n && mr_sortbuf_cmp(mem, &v[c], &v[c + 1]) < 0)
+        if (c + 1 < n && mr_sortbuf_cmp(cx, &v[c], &v[c + 1]) < 0)
             c++;
-        if (mr_sortbuf_cmp(mem, &v[root], &v[c]) >= 0)
+        if (mr_sortbuf_cmp(cx, &v[root], &v[c]) >= 0)
             return;
         mr_sortbuf_ent t = v[root];
         v[root] = v[c];
@@ -352,44 +368,44 @@ mr_sortbuf_sift(const uint8_t *mem, mr_sortbuf_ent *v, size_t root, size_t n)
 }
 
 static void
-mr_sortbuf_heapsort(const uint8_t *mem, mr_sortbuf_ent *v, size_t n)
+mr_sortbuf_heapsort(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n)
 {
     for (size_t i = n / 2; i-- > 0;)
-        mr_sortbuf_sift(mem, v, i, n);
+        mr_sortbuf_sift(cx, v, i, n);
     for (size_t i = n; i-- > 1;) {
         mr_sortbuf_ent t = v[0];
         v[0] = v[i];
         v[i] = t;
-        mr_sortbuf_sift(mem, v, 0, i);
+        mr_sortbuf_sift(cx, v, 0, i);
     }
 }
 
 /* Introsort: median-of-three quicksort, heapsort past the depth limit,
  * insertion sort for short ranges. */
 static void
-mr_sortbuf_introsort(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int depth)
+mr_sortbuf_introsort(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n, int depth)
 {
     while (n > 24) {
         if (depth-- == 0) {
-            mr_sortbuf_heapsort(mem, v, n);
+            mr_sortbuf_heapsort(cx, v, n);
             return;
         }
         size_t m = n / 2;
-        if (mr_sortbuf_cmp(mem, &v[m], &v[0]) < 0) {
+        if (mr_sortbuf_cmp(cx, &v[m], &v[0]) < 0) {
             mr_sortbuf_ent t = v[m]; v[m] = v[0]; v[0] = t;
         }
-        if (mr_sortbuf_cmp(mem, &v[n - 1], &v[0]) < 0) {
+        if (mr_sortbuf_cmp(cx, &v[n - 1], &v[0]) < 0) {
             mr_sortbuf_ent t = v[n - 1]; v[n - 1] = v[0]; v[0] = t;
         }
-        if (mr_sortbuf_cmp(mem, &v[n - 1], &v[m]) < 0) {
+        if (mr_sortbuf_cmp(cx, &v[n - 1], &v[m]) < 0) {
             mr_sortbuf_ent t = v[n - 1]; v[n - 1] = v[m]; v[m] = t;
         }
         mr_sortbuf_ent pivot = v[m];
         size_t i = 0, j = n - 1;
         for (;;) {
-            while (mr_sortbuf_cmp(mem, &v[i], &pivot) < 0)
+            while (mr_sortbuf_cmp(cx, &v[i], &pivot) < 0)
                 i++;
-            while (mr_sortbuf_cmp(mem, &pivot, &v[j]) < 0)
+            while (mr_sortbuf_cmp(cx, &pivot, &v[j]) < 0)
                 j--;
             if (i >= j)
                 break;
@@ -400,32 +416,32 @@ mr_sortbuf_introsort(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int depth)
         /* [0, j] <= pivot <= [j+1, n): recurse into the smaller side. */
         size_t left = j + 1;
         if (left < n - left) {
-            mr_sortbuf_introsort(mem, v, left, depth);
+            mr_sortbuf_introsort(cx, v, left, depth);
             v += left;
             n -= left;
         } else {
-            mr_sortbuf_introsort(mem, v + left, n - left, depth);
+            mr_sortbuf_introsort(cx, v + left, n - left, depth);
             n = left;
         }
     }
-    mr_sortbuf_insertion(mem, v, n);
+    mr_sortbuf_insertion(cx, v, n);
 }
 
 /* In-place radix (American flag) sort on one prefix byte, then each bucket
  * on the next byte; short buckets, and buckets whose 8 prefix bytes are all
  * equal, finish with a comparison sort that looks at whole keys and values. */
 static void
-mr_sortbuf_radix(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int byte)
+mr_sortbuf_radix(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n, int byte)
 {
     if (n <= 32) {
-        mr_sortbuf_insertion(mem, v, n);
+        mr_sortbuf_insertion(cx, v, n);
         return;
     }
     if (byte == 8) {
         int depth = 0;
         for (size_t k = n; k > 1; k >>= 1)
             depth += 2;
-        mr_sortbuf_introsort(mem, v, n, depth);
+        mr_sortbuf_introsort(cx, v, n, depth);
         return;
     }
     int shift = 56 - 8 * byte;
@@ -454,7 +470,7 @@ mr_sortbuf_radix(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int byte)
     at = 0;
     for (int b = 0; b < 256; b++) {
         if (count[b] > 1)
-            mr_sortbuf_radix(mem, v + at, count[b], byte + 1);
+            mr_sortbuf_radix(cx, v + at, count[b], byte + 1);
         at += count[b];
     }
 }
@@ -479,6 +495,22 @@ mr_sortbuf_build_entries(mr_sortbuf *sb)
     sb->sorted = v;
 }
 
+/* Sort v[0..n) (one partition, or any partitions past the radix pass's
+ * reach): on the prefixes by radix, or by comparisons alone under a job's
+ * comparator (whose order the byte prefixes do not follow). */
+static void
+mr_sortbuf_sort_range(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n, int radix)
+{
+    if (radix) {
+        mr_sortbuf_radix(cx, v, n, 0);
+        return;
+    }
+    int depth = 0;
+    for (size_t k = n; k > 1; k >>= 1)
+        depth += 2;
+    mr_sortbuf_introsort(cx, v, n, depth);
+}
+
 void
 mr_sortbuf_sort(mr_sortbuf *sb)
 {
@@ -486,19 +518,21 @@ mr_sortbuf_sort(mr_sortbuf *sb)
         mr_sortbuf_build_entries(sb);
     mr_sortbuf_ent *v = mr_sortbuf_ents(sb);
     size_t n = sb->n;
+    mr_sortbuf_ctx cx = {sb->mem, NULL};
+    int custom = sb->order.cmp != NULL;
+    if (custom) {
+        /* Byte prefixes say nothing in the job's order: all equal, so every
+         * comparison goes to the records. */
+        cx.order = &sb->order;
+        for (size_t i = 0; i < n; i++)
+            v[i].prefix = 0;
+    }
     uint32_t max_part = 0;
     for (size_t i = 0; i < n; i++)
         if (v[i].part > max_part)
             max_part = v[i].part;
     if (max_part == 0 || max_part >= (1u << 20)) {
-        if (max_part == 0) {
-            mr_sortbuf_radix(sb->mem, v, n, 0);
-        } else {
-            int depth = 0;
-            for (size_t k = n; k > 1; k >>= 1)
-                depth += 2;
-            mr_sortbuf_introsort(sb->mem, v, n, depth);
-        }
+        mr_sortbuf_sort_range(&cx, v, n, max_part == 0 && !custom);
         return;
     }
     /* Group by partition first (the same in-place permutation), then sort
@@ -529,7 +563,7 @@ mr_sortbuf_sort(mr_sortbuf *sb)
     at = 0;
     for (size_t b = 0; b < parts; b++) {
         if (count[b] > 1)
-            mr_sortbuf_radix(sb->mem, v + at, count[b], 0);
+            mr_sortbuf_sort_range(&cx, v + at, count[b], !custom);
         at += count[b];
     }
     free(count);

@@ -4,10 +4,12 @@
  * bottom and fixed-size entries (partition, 8-byte key prefix, record offset)
  * growing down from the top, as Hadoop's map-side buffer does; the buffer is
  * full when they would meet. Sorting orders the entries by (partition, key,
- * value) with the prefix deciding most comparisons (a radix sort).
+ * value) with the prefix deciding most comparisons (a radix sort); under a
+ * job's sort comparator (mr_sortbuf_set_order), by comparisons alone.
  *
  * Hashed mode (the job has a fold function): an open-addressing index over
- * the records finds an earlier record with the same key, and the new value is
+ * the records finds an earlier record with the same key (the same bytes, even
+ * when a sort comparator calls other keys equal), and the new value is
  * folded into it in place (written over the old value when the length is
  * unchanged, appended otherwise), so a key appears once per buffer and the
  * map output is combined before anything is spilled. The index takes a fixed
@@ -23,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mapreduce/mr_order.h"
 #include "storage/base/buf.h"
 
 /* Smallest budget accepted; smaller requests are raised to it. */
@@ -49,6 +52,11 @@ typedef enum mr_sortbuf_result {
 mr_sortbuf *mr_sortbuf_new(size_t budget, int hashed);
 void mr_sortbuf_free(mr_sortbuf *sb);   /* sb may be NULL */
 
+/* Sort keys with the job's comparator cmp (mr_order.h; NULL: bytes, the
+ * default) instead of by bytes. The sort is then comparisons only (no radix
+ * pass on byte prefixes). Set before the first sort. */
+void mr_sortbuf_set_order(mr_sortbuf *sb, mr_key_cmp_fn cmp, void *arg);
+
 /* Add a record. hash is the key's mr_partition_hash (used in hashed mode).
  * fold is required in hashed mode and ignored otherwise. */
 mr_sortbuf_result mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key,
@@ -60,7 +68,8 @@ mr_sortbuf_result mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, k
 void mr_sortbuf_prefetch_slot(const mr_sortbuf *sb, uint64_t hash);
 void mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash);
 
-/* Sort the entries by (partition, key, value). REQUIRES: mr_sortbuf_reset
+/* Sort the entries by (partition, key, value) in the order of mr_order.h.
+ * REQUIRES: mr_sortbuf_reset
  * before the next add (the sort reorders what the index points at). */
 void mr_sortbuf_sort(mr_sortbuf *sb);
 

@@ -6,7 +6,8 @@
  *
  *   desc  mr_job_desc     what the job is. Its arguments, job id and clock
  *                         before setup; inputs, output, format, callbacks,
- *                         split keys, description bytes from setup's mr_job_*
+ *                         comparators, partitioner function, split keys,
+ *                         description bytes from setup's mr_job_*
  *                         calls (mr_desc.c); the partition count from the
  *                         settings; the input listing and partitioner from
  *                         planning (mr_plan.c). Read-only once the ranks have
@@ -98,6 +99,10 @@ typedef struct mr_job_desc {
     mr_reduce_fn combine;
     mr_fold_fn fold;
     void *fold_arg;
+    mr_partition_fn part_fn;     /* the job's partitioner, or NULL */
+    void *part_arg;
+    mr_key_order sort;           /* the job's sort comparator; cmp NULL: bytes */
+    mr_key_order group;          /* its grouping comparator; cmp NULL: as sort */
     void *state;                 /* the job's private state */
     void (*state_free)(void *);
     uint32_t default_reduces;
@@ -111,7 +116,7 @@ typedef struct mr_job_desc {
     /* resolved by the runner after setup */
     uint32_t partitions;         /* from the settings */
     mr_input input;              /* rank 0's listing of the inputs (mr_plan.c) */
-    mr_partitioner *part;        /* hash or total order (mr_plan.c) */
+    mr_partitioner *part;        /* hash, total order or custom (mr_plan.c) */
 } mr_job_desc;
 
 /* What every phase shares. comm and the clock from the start; counters

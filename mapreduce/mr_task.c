@@ -100,6 +100,17 @@ mr_task_partition(const mr_task *t)
     return t->part;
 }
 
+kslice
+mr_task_current_key(mr_task *t)
+{
+    const mr_values *v = t->values;
+    if (v == NULL)
+        return kslice_make(NULL, 0);
+    if (v->kind == MR_VALUES_SORTBUF)
+        return v->key;
+    return mr_merger_value_key(v->m);
+}
+
 void
 mr_task_warn(mr_task *t, const char *fmt, ...)
 {
@@ -120,8 +131,7 @@ mr_task_next_value(mr_values *v, kslice *value)
         if (v->i >= v->end)
             return 0;
         uint32_t part;
-        kslice key;
-        mr_sortbuf_get(v->sb, v->i++, &part, &key, value);
+        mr_sortbuf_get(v->sb, v->i++, &part, &v->key, value);
         v->count++;
         return 1;
     }

@@ -25,7 +25,7 @@ typedef struct mr_values mr_values;
 
 /* Map one input record (a line without its terminator). */
 typedef kiln_status (*mr_map_fn)(mr_task *t, kslice record, kiln_err *err);
-/* Reduce (or combine) one key and its values. */
+/* Reduce (or combine) one key group: its first key and its values. */
 typedef kiln_status (*mr_reduce_fn)(mr_task *t, kslice key, mr_values *values, kiln_err *err);
 
 /* Emit a record: from map into the map output, from a combiner into the
@@ -64,9 +64,17 @@ uint32_t mr_task_partition(const mr_task *t);
 /* Print a warning line to stderr, prefixed with the program and rank. */
 void mr_task_warn(mr_task *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Next value of the key: 1 with *value (valid until the next call), 0 at the
- * end. A read error also ends the values; the engine reports it when the
- * callback returns. */
+/* Next value of the key group: 1 with *value (valid until the next call), 0
+ * at the end. Values come in the order of their full keys (the job's sort
+ * order), then of their bytes. A read error also ends the values; the
+ * engine reports it when the callback returns. */
 int mr_task_next_value(mr_values *v, kslice *value);
+
+/* Combine and reduce: the full key of the value mr_task_next_value returned
+ * last (the group's first key before the first value). Under a grouping
+ * comparator (or a sort comparator that calls different bytes equal) a
+ * group holds many keys, and this is how reduce sees each value's own (the
+ * secondary sort). Valid until the next mr_task_next_value; empty in map. */
+kslice mr_task_current_key(mr_task *t);
 
 #endif

@@ -52,9 +52,11 @@ struct mr_task {
     uint64_t offset;
     const char *format;          /* a formatted input's name; NULL for lines */
     const void *object;          /* its current record's object */
-    /* combine and reduce: the partition; combine: the key of the group, which
-     * every emit must carry */
+    /* combine and reduce: the partition, and the values being walked
+     * (mr_task_current_key); combine: the key of the group, which every emit
+     * must carry */
     uint32_t part;
+    mr_values *values;
     kslice group_key;
 };
 
@@ -74,12 +76,13 @@ typedef enum mr_values_kind {
 } mr_values_kind;
 
 /* The values of one key group: entries [i, end) of a sorted sort buffer (a
- * combiner at spill time), or the current key of a k-way merge. */
+ * combiner at spill time), or the current group of a k-way merge. */
 struct mr_values {
     mr_values_kind kind;
     mr_sortbuf *sb;
     size_t i;
     size_t end;
+    kslice key;                  /* sort buffer: the key of the value handed out last */
     mr_merger *m;
     kiln_err err;                /* a read error that ended the values */
     kiln_status status;
@@ -94,6 +97,11 @@ mr_values_of_sortbuf(mr_values *v, mr_sortbuf *sb, size_t i, size_t end)
     v->sb = sb;
     v->i = i;
     v->end = end;
+    if (i < end) {
+        uint32_t part;
+        kslice value;
+        mr_sortbuf_get(sb, i, &part, &v->key, &value);
+    }
 }
 
 static inline void

@@ -84,7 +84,7 @@ total_order(void **state)
     mr_partitioner *p;
     kiln_err err;
     status_clear(&err);
-    assert_int_equal(mr_partitioner_new_total(splits, 3, 4, &p, &err), KILN_OK);
+    assert_int_equal(mr_partitioner_new_total(splits, 3, 4, NULL, &p, &err), KILN_OK);
     assert_true(mr_partitioner_is_total(p));
     static const struct {
         const char *key;
@@ -103,20 +103,20 @@ total_order(void **state)
     mr_partitioner_free(p);
 
     /* Fewer split keys than partitions - 1 is fine; the rest stay empty. */
-    assert_int_equal(mr_partitioner_new_total(splits, 1, 8, &p, &err), KILN_OK);
+    assert_int_equal(mr_partitioner_new_total(splits, 1, 8, NULL, &p, &err), KILN_OK);
     assert_int_equal(mr_partitioner_get(p, kslice_str("z"), 0), 1);
     mr_partitioner_free(p);
 
     kslice unsorted[2] = {kslice_str("b"), kslice_str("a")};
     kslice dup[2] = {kslice_str("a"), kslice_str("a")};
     kslice empty[1] = {kslice_str("")};
-    assert_int_equal(mr_partitioner_new_total(unsorted, 2, 3, &p, &err), KILN_INVALID);
+    assert_int_equal(mr_partitioner_new_total(unsorted, 2, 3, NULL, &p, &err), KILN_INVALID);
     status_clear(&err);
-    assert_int_equal(mr_partitioner_new_total(dup, 2, 3, &p, &err), KILN_INVALID);
+    assert_int_equal(mr_partitioner_new_total(dup, 2, 3, NULL, &p, &err), KILN_INVALID);
     status_clear(&err);
-    assert_int_equal(mr_partitioner_new_total(empty, 1, 2, &p, &err), KILN_INVALID);
+    assert_int_equal(mr_partitioner_new_total(empty, 1, 2, NULL, &p, &err), KILN_INVALID);
     status_clear(&err);
-    assert_int_equal(mr_partitioner_new_total(splits, 3, 3, &p, &err), KILN_INVALID);
+    assert_int_equal(mr_partitioner_new_total(splits, 3, 3, NULL, &p, &err), KILN_INVALID);
 }
 
 static void
@@ -131,7 +131,7 @@ pick_splits(void **state)
         s[i] = kslice_make(keys[i], 5);
     }
     kslice out[10];
-    size_t k = mr_partition_pick_splits(s, N, 10, out);
+    size_t k = mr_partition_pick_splits(s, N, 10, NULL, out);
     assert_int_equal(k, 9);
     for (size_t i = 0; i < k; i++) {
         if (i > 0)
@@ -143,11 +143,11 @@ pick_splits(void **state)
     /* Mostly equal samples give fewer, distinct keys. */
     for (int i = 0; i < N; i++)
         s[i] = kslice_str(i % 100 == 0 ? "b" : "a");
-    k = mr_partition_pick_splits(s, N, 10, out);
+    k = mr_partition_pick_splits(s, N, 10, NULL, out);
     assert_int_equal(k, 1);
     assert_true(kslice_eq(out[0], kslice_str("a")));
-    assert_int_equal(mr_partition_pick_splits(s, 0, 10, out), 0);
-    assert_int_equal(mr_partition_pick_splits(s, N, 1, out), 0);
+    assert_int_equal(mr_partition_pick_splits(s, 0, 10, NULL, out), 0);
+    assert_int_equal(mr_partition_pick_splits(s, N, 1, NULL, out), 0);
     free(keys);
     free(s);
 }
