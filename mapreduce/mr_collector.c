@@ -112,7 +112,7 @@ struct mr_collector {
     void *fold_arg;
     mr_sortbuf *sb;
     int hashed;
-    int need_hash;               /* hashed, or hash partitioning */
+    int hash_parts;              /* hash partitioning: done here, inline */
     const mr_key_order *group;   /* spill-time combiner groups: NULL, or the job's comparator */
     mr_run **runs;
     size_t n_runs;
@@ -132,7 +132,7 @@ mr_collector_open(const mr_collector_params *p, mr_collector **out, kiln_err *er
     c->fold = p->comb->fold;
     c->fold_arg = p->comb->fold_arg;
     c->hashed = c->fold != NULL;
-    c->need_hash = c->hashed || mr_partitioner_needs_hash(p->part);
+    c->hash_parts = mr_partitioner_needs_hash(p->part);
     c->group = p->comb->sort.cmp != NULL ? &p->comb->sort : NULL;
     c->sb = mr_sortbuf_new(p->sort_bytes, c->hashed);
     mr_sortbuf_set_order(c->sb, p->comb->sort.cmp, p->comb->sort.arg);
@@ -169,6 +169,31 @@ mr_collector_writer(mr_collector *c, const char *what, mr_run_writer **w, kiln_e
     return s;
 }
 
+/* The end of the key group that starts at entry i of the sorted buffer:
+ * equal keys (group NULL), or keys group calls equal to the first. */
+static size_t
+mr_collector_group_end(const mr_sortbuf *sb, size_t i, size_t n, uint32_t part, kslice key,
+                       const mr_key_order *group)
+{
+    uint32_t p2;
+    kslice k2, v2;
+    size_t j = i + 1;
+    if (group == NULL) {
+        for (; j < n; j++) {
+            mr_sortbuf_get(sb, j, &p2, &k2, &v2);
+            if (p2 != part || !kslice_eq(k2, key))
+                break;
+        }
+        return j;
+    }
+    for (; j < n; j++) {
+        mr_sortbuf_get(sb, j, &p2, &k2, &v2);
+        if (p2 != part || !mr_order_same(group, k2, key))
+            break;
+    }
+    return j;
+}
+
 /* Write the sorted buffer as one run; reset it unless it is the last. */
 static kiln_status
 mr_collector_spill(mr_collector *c, int last, kiln_err *err)
@@ -193,14 +218,7 @@ mr_collector_spill(mr_collector *c, int last, kiln_err *err)
             i++;
             continue;
         }
-        size_t j = i + 1;
-        for (; j < n; j++) {
-            uint32_t p2;
-            kslice k2, v2;
-            mr_sortbuf_get(sb, j, &p2, &k2, &v2);
-            if (p2 != part || !mr_order_same(c->group, k2, key))
-                break;
-        }
+        size_t j = mr_collector_group_end(sb, i, n, part, key, c->group);
         mr_values v;
         mr_values_of_sortbuf(&v, sb, i, j);
         mr_task t;
@@ -313,11 +331,19 @@ kiln_status
 mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
 {
     uint64_t h = 0;
-    if (c->need_hash)
+    uint32_t part;
+    if (c->hash_parts) {
         h = mr_partition_hash(key.p, key.n);
-    uint32_t part = mr_partitioner_get(c->p.part, key, h);
-    if (part >= c->p.partitions)
-        return mr_partition_bad(c->p.part, c->p.comb->env->name, key, value, part, err);
+        part = mr_partition_of_hash(h, c->p.partitions);
+    } else {
+        /* Total order, or the job's partitioner: only the job's can answer
+         * out of range. */
+        if (c->hashed)
+            h = mr_partition_hash(key.p, key.n);
+        part = mr_partitioner_get(c->p.part, key, h);
+        if (part >= c->p.partitions)
+            return mr_partition_bad(c->p.part, c->p.comb->env->name, key, value, part, err);
+    }
     if (!c->hashed || key.n + value.n > MR_COLLECT_INLINE)
         return mr_collector_insert(c, part, h, key, value, err);
     int b = c->fill;

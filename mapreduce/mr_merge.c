@@ -27,7 +27,6 @@ struct mr_merger {
     int in_group;
     int failed;
     kbuf key;            /* the current group's key (copied: the source moves) */
-    kslice value_key;    /* the key of the value handed out last */
     mr_key_order sort;   /* the keys' order; cmp NULL: bytes */
     mr_key_order group;  /* what makes one group; cmp NULL: equal bytes */
 };
@@ -63,7 +62,7 @@ mr_merge_sift(mr_merger *m, size_t i, int custom)
     h[i] = x;
 }
 
-static void
+static inline void
 mr_merge_sift_down(mr_merger *m, size_t i)
 {
     if (m->sort.cmp != NULL)
@@ -171,7 +170,6 @@ mr_merger_next_value(mr_merger *m, kslice *value, kiln_err *err)
         return 0;
     }
     *value = m->heap[0]->value;
-    m->value_key = m->heap[0]->key;
     m->advance = 1;
     return 1;
 }
@@ -192,14 +190,16 @@ mr_merger_next_key(mr_merger *m, kslice *key, kiln_err *err)
     buf_append(&m->key, m->heap[0]->key.p, m->heap[0]->key.n);
     m->in_group = 1;
     *key = buf_slice(&m->key);
-    m->value_key = *key;
     return 1;
 }
 
 kslice
 mr_merger_value_key(const mr_merger *m)
 {
-    return m->value_key;
+    /* A value handed out is the heap top's until the next call moves it. */
+    if (m->advance && m->n_heap > 0)
+        return m->heap[0]->key;
+    return buf_slice(&m->key);
 }
 
 uint64_t

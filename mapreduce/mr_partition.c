@@ -123,7 +123,7 @@ uint32_t
 mr_partitioner_get(const mr_partitioner *p, kslice key, uint64_t hash)
 {
     if (p->kind == MR_PART_HASH)
-        return (uint32_t)(((hash >> 32) * (uint64_t)p->partitions) >> 32);
+        return mr_partition_of_hash(hash, p->partitions);
     if (p->kind == MR_PART_CUSTOM)
         return p->fn(p->arg, key, p->partitions);
     /* Number of split keys <= key. */

@@ -91,6 +91,14 @@ mr_partition_hash(const void *data, size_t n)
     return h;
 }
 
+/* The hash partitioner's choice among n partitions for a key of hash h
+ * (inline: the collector calls it once per emit). */
+static inline uint32_t
+mr_partition_of_hash(uint64_t h, uint32_t n)
+{
+    return (uint32_t)(((h >> 32) * (uint64_t)n) >> 32);
+}
+
 typedef struct mr_partitioner mr_partitioner;
 
 /* Hash partitioner over `partitions` (>= 1) partitions. */

@@ -305,43 +305,46 @@ mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash)
 
 /* ------------------------------------------------------------------ sorting */
 
-/* What a comparison needs: the records, and the job's comparator (its
- * entries' prefixes are all zero then, so every comparison gets here). */
-typedef struct mr_sortbuf_ctx {
-    const uint8_t *mem;
-    const mr_key_order *order;   /* NULL: byte order */
-} mr_sortbuf_ctx;
+/* The comparison sort is written once, as always-inline templates taking
+ * `custom` (a constant at every use), and instantiated twice: for byte
+ * order, exactly the code that has no comparator to call, and for a job's
+ * comparator o (whose entries' prefixes are all zero, so every comparison
+ * reaches the records). */
+#define MR_SORTBUF_INLINE static inline __attribute__((always_inline))
 
-static int
-mr_sortbuf_cmp_records(const mr_sortbuf_ctx *cx, uint32_t a, uint32_t b)
+MR_SORTBUF_INLINE int
+mr_sortbuf_cmp_records(const uint8_t *mem, const mr_key_order *o, uint32_t a, uint32_t b,
+                       int custom)
 {
-    const uint8_t *ra = cx->mem + a, *rb = cx->mem + b;
+    const uint8_t *ra = mem + a, *rb = mem + b;
     uint32_t ka = mr_sortbuf_rec_u32(ra), kb = mr_sortbuf_rec_u32(rb);
     kslice x = kslice_make(ra + MR_SORTBUF_REC_HDR, ka), y = kslice_make(rb + MR_SORTBUF_REC_HDR, kb);
-    int c = cx->order != NULL ? mr_order_keys(cx->order, x, y) : kslice_cmp(x, y);
+    int c = custom ? mr_order_keys(o, x, y) : kslice_cmp(x, y);
     if (c != 0)
         return c;
     return kslice_cmp(kslice_make(ra + MR_SORTBUF_REC_HDR + ka, mr_sortbuf_rec_u32(ra + 4)),
                       kslice_make(rb + MR_SORTBUF_REC_HDR + kb, mr_sortbuf_rec_u32(rb + 4)));
 }
 
-static inline int
-mr_sortbuf_cmp(const mr_sortbuf_ctx *cx, const mr_sortbuf_ent *a, const mr_sortbuf_ent *b)
+MR_SORTBUF_INLINE int
+mr_sortbuf_cmp(const uint8_t *mem, const mr_key_order *o, const mr_sortbuf_ent *a,
+               const mr_sortbuf_ent *b, int custom)
 {
     if (a->part != b->part)
         return a->part < b->part ? -1 : 1;
     if (a->prefix != b->prefix)
         return a->prefix < b->prefix ? -1 : 1;
-    return mr_sortbuf_cmp_records(cx, a->off, b->off);
+    return mr_sortbuf_cmp_records(mem, o, a->off, b->off, custom);
 }
 
-static void
-mr_sortbuf_insertion(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n)
+MR_SORTBUF_INLINE void
+mr_sortbuf_insertion_t(const uint8_t *mem, const mr_key_order *o, mr_sortbuf_ent *v, size_t n,
+                       int custom)
 {
     for (size_t i = 1; i < n; i++) {
         mr_sortbuf_ent x = v[i];
         size_t j = i;
-        while (j > 0 && mr_sortbuf_cmp(cx, &x, &v[j - 1]) < 0) {
+        while (j > 0 && mr_sortbuf_cmp(mem, o, &x, &v[j - 1], custom) < 0) {
             v[j] = v[j - 1];
             j--;
         }
@@ -349,16 +352,17 @@ mr_sortbuf_insertion(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n)
     }
 }
 
-static void
-mr_sortbuf_sift(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t root, size_t n)
+MR_SORTBUF_INLINE void
+mr_sortbuf_sift(const uint8_t *mem, const mr_key_order *o, mr_sortbuf_ent *v, size_t root,
+                size_t n, int custom)
 {
     for (;;) {
         size_t c = 2 * root + 1;
         if (c >= n)
             return;
-        if (c + 1 < n && mr_sortbuf_cmp(cx, &v[c], &v[c + 1]) < 0)
+        if (c + 1 < n && mr_sortbuf_cmp(mem, o, &v[c], &v[c + 1], custom) < 0)
             c++;
-        if (mr_sortbuf_cmp(cx, &v[root], &v[c]) >= 0)
+        if (mr_sortbuf_cmp(mem, o, &v[root], &v[c], custom) >= 0)
             return;
         mr_sortbuf_ent t = v[root];
         v[root] = v[c];
@@ -367,81 +371,129 @@ mr_sortbuf_sift(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t root, size_t
     }
 }
 
-static void
-mr_sortbuf_heapsort(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n)
+MR_SORTBUF_INLINE void
+mr_sortbuf_heapsort_t(const uint8_t *mem, const mr_key_order *o, mr_sortbuf_ent *v, size_t n,
+                      int custom)
 {
     for (size_t i = n / 2; i-- > 0;)
-        mr_sortbuf_sift(cx, v, i, n);
+        mr_sortbuf_sift(mem, o, v, i, n, custom);
     for (size_t i = n; i-- > 1;) {
         mr_sortbuf_ent t = v[0];
         v[0] = v[i];
         v[i] = t;
-        mr_sortbuf_sift(cx, v, 0, i);
+        mr_sortbuf_sift(mem, o, v, 0, i, custom);
     }
 }
 
-/* Introsort: median-of-three quicksort, heapsort past the depth limit,
- * insertion sort for short ranges. */
+/* One quicksort step on v[0..n), n > 24: median-of-three pivot, then
+ * Hoare's partition. Returns the size of the left part: [0, left) <= pivot
+ * <= [left, n). */
+MR_SORTBUF_INLINE size_t
+mr_sortbuf_partition(const uint8_t *mem, const mr_key_order *o, mr_sortbuf_ent *v, size_t n,
+                     int custom)
+{
+    size_t m = n / 2;
+    if (mr_sortbuf_cmp(mem, o, &v[m], &v[0], custom) < 0) {
+        mr_sortbuf_ent t = v[m]; v[m] = v[0]; v[0] = t;
+    }
+    if (mr_sortbuf_cmp(mem, o, &v[n - 1], &v[0], custom) < 0) {
+        mr_sortbuf_ent t = v[n - 1]; v[n - 1] = v[0]; v[0] = t;
+    }
+    if (mr_sortbuf_cmp(mem, o, &v[n - 1], &v[m], custom) < 0) {
+        mr_sortbuf_ent t = v[n - 1]; v[n - 1] = v[m]; v[m] = t;
+    }
+    mr_sortbuf_ent pivot = v[m];
+    size_t i = 0, j = n - 1;
+    for (;;) {
+        while (mr_sortbuf_cmp(mem, o, &v[i], &pivot, custom) < 0)
+            i++;
+        while (mr_sortbuf_cmp(mem, o, &pivot, &v[j], custom) < 0)
+            j--;
+        if (i >= j)
+            break;
+        mr_sortbuf_ent t = v[i]; v[i] = v[j]; v[j] = t;
+        i++;
+        j--;
+    }
+    return j + 1;
+}
+
+/* Byte order: insertion sort, heapsort, and introsort (median-of-three
+ * quicksort, heapsort past the depth limit, insertion sort for short
+ * ranges). */
 static void
-mr_sortbuf_introsort(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n, int depth)
+mr_sortbuf_insertion(const uint8_t *mem, mr_sortbuf_ent *v, size_t n)
+{
+    mr_sortbuf_insertion_t(mem, NULL, v, n, 0);
+}
+
+static void
+mr_sortbuf_introsort(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int depth)
 {
     while (n > 24) {
         if (depth-- == 0) {
-            mr_sortbuf_heapsort(cx, v, n);
+            mr_sortbuf_heapsort_t(mem, NULL, v, n, 0);
             return;
         }
-        size_t m = n / 2;
-        if (mr_sortbuf_cmp(cx, &v[m], &v[0]) < 0) {
-            mr_sortbuf_ent t = v[m]; v[m] = v[0]; v[0] = t;
-        }
-        if (mr_sortbuf_cmp(cx, &v[n - 1], &v[0]) < 0) {
-            mr_sortbuf_ent t = v[n - 1]; v[n - 1] = v[0]; v[0] = t;
-        }
-        if (mr_sortbuf_cmp(cx, &v[n - 1], &v[m]) < 0) {
-            mr_sortbuf_ent t = v[n - 1]; v[n - 1] = v[m]; v[m] = t;
-        }
-        mr_sortbuf_ent pivot = v[m];
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (mr_sortbuf_cmp(cx, &v[i], &pivot) < 0)
-                i++;
-            while (mr_sortbuf_cmp(cx, &pivot, &v[j]) < 0)
-                j--;
-            if (i >= j)
-                break;
-            mr_sortbuf_ent t = v[i]; v[i] = v[j]; v[j] = t;
-            i++;
-            j--;
-        }
-        /* [0, j] <= pivot <= [j+1, n): recurse into the smaller side. */
-        size_t left = j + 1;
+        /* Recurse into the smaller side. */
+        size_t left = mr_sortbuf_partition(mem, NULL, v, n, 0);
         if (left < n - left) {
-            mr_sortbuf_introsort(cx, v, left, depth);
+            mr_sortbuf_introsort(mem, v, left, depth);
             v += left;
             n -= left;
         } else {
-            mr_sortbuf_introsort(cx, v + left, n - left, depth);
+            mr_sortbuf_introsort(mem, v + left, n - left, depth);
             n = left;
         }
     }
-    mr_sortbuf_insertion(cx, v, n);
+    mr_sortbuf_insertion(mem, v, n);
+}
+
+/* The same under a job's comparator o. */
+static void
+mr_sortbuf_introsort_custom(const uint8_t *mem, const mr_key_order *o, mr_sortbuf_ent *v, size_t n,
+                            int depth)
+{
+    while (n > 24) {
+        if (depth-- == 0) {
+            mr_sortbuf_heapsort_t(mem, o, v, n, 1);
+            return;
+        }
+        size_t left = mr_sortbuf_partition(mem, o, v, n, 1);
+        if (left < n - left) {
+            mr_sortbuf_introsort_custom(mem, o, v, left, depth);
+            v += left;
+            n -= left;
+        } else {
+            mr_sortbuf_introsort_custom(mem, o, v + left, n - left, depth);
+            n = left;
+        }
+    }
+    mr_sortbuf_insertion_t(mem, o, v, n, 1);
+}
+
+static int
+mr_sortbuf_depth(size_t n)
+{
+    int depth = 0;
+    for (size_t k = n; k > 1; k >>= 1)
+        depth += 2;
+    return depth;
 }
 
 /* In-place radix (American flag) sort on one prefix byte, then each bucket
  * on the next byte; short buckets, and buckets whose 8 prefix bytes are all
- * equal, finish with a comparison sort that looks at whole keys and values. */
+ * equal, finish with a comparison sort that looks at whole keys and values.
+ * Byte order only. */
 static void
-mr_sortbuf_radix(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n, int byte)
+mr_sortbuf_radix(const uint8_t *mem, mr_sortbuf_ent *v, size_t n, int byte)
 {
     if (n <= 32) {
-        mr_sortbuf_insertion(cx, v, n);
+        mr_sortbuf_insertion(mem, v, n);
         return;
     }
     if (byte == 8) {
-        int depth = 0;
-        for (size_t k = n; k > 1; k >>= 1)
-            depth += 2;
-        mr_sortbuf_introsort(cx, v, n, depth);
+        mr_sortbuf_introsort(mem, v, n, mr_sortbuf_depth(n));
         return;
     }
     int shift = 56 - 8 * byte;
@@ -470,7 +522,7 @@ mr_sortbuf_radix(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n, int byte
     at = 0;
     for (int b = 0; b < 256; b++) {
         if (count[b] > 1)
-            mr_sortbuf_radix(cx, v + at, count[b], byte + 1);
+            mr_sortbuf_radix(mem, v + at, count[b], byte + 1);
         at += count[b];
     }
 }
@@ -496,19 +548,19 @@ mr_sortbuf_build_entries(mr_sortbuf *sb)
 }
 
 /* Sort v[0..n) (one partition, or any partitions past the radix pass's
- * reach): on the prefixes by radix, or by comparisons alone under a job's
- * comparator (whose order the byte prefixes do not follow). */
+ * reach): on the prefixes by radix, by comparisons on whole keys, or by
+ * comparisons alone under a job's comparator o (whose order the byte
+ * prefixes do not follow). */
 static void
-mr_sortbuf_sort_range(const mr_sortbuf_ctx *cx, mr_sortbuf_ent *v, size_t n, int radix)
+mr_sortbuf_sort_range(const uint8_t *mem, const mr_key_order *o, mr_sortbuf_ent *v, size_t n,
+                      int radix)
 {
-    if (radix) {
-        mr_sortbuf_radix(cx, v, n, 0);
-        return;
-    }
-    int depth = 0;
-    for (size_t k = n; k > 1; k >>= 1)
-        depth += 2;
-    mr_sortbuf_introsort(cx, v, n, depth);
+    if (o != NULL)
+        mr_sortbuf_introsort_custom(mem, o, v, n, mr_sortbuf_depth(n));
+    else if (radix)
+        mr_sortbuf_radix(mem, v, n, 0);
+    else
+        mr_sortbuf_introsort(mem, v, n, mr_sortbuf_depth(n));
 }
 
 void
@@ -518,12 +570,11 @@ mr_sortbuf_sort(mr_sortbuf *sb)
         mr_sortbuf_build_entries(sb);
     mr_sortbuf_ent *v = mr_sortbuf_ents(sb);
     size_t n = sb->n;
-    mr_sortbuf_ctx cx = {sb->mem, NULL};
-    int custom = sb->order.cmp != NULL;
-    if (custom) {
+    const mr_key_order *o = NULL;
+    if (sb->order.cmp != NULL) {
         /* Byte prefixes say nothing in the job's order: all equal, so every
          * comparison goes to the records. */
-        cx.order = &sb->order;
+        o = &sb->order;
         for (size_t i = 0; i < n; i++)
             v[i].prefix = 0;
     }
@@ -532,7 +583,7 @@ mr_sortbuf_sort(mr_sortbuf *sb)
         if (v[i].part > max_part)
             max_part = v[i].part;
     if (max_part == 0 || max_part >= (1u << 20)) {
-        mr_sortbuf_sort_range(&cx, v, n, max_part == 0 && !custom);
+        mr_sortbuf_sort_range(sb->mem, o, v, n, max_part == 0);
         return;
     }
     /* Group by partition first (the same in-place permutation), then sort
@@ -563,7 +614,7 @@ mr_sortbuf_sort(mr_sortbuf *sb)
     at = 0;
     for (size_t b = 0; b < parts; b++) {
         if (count[b] > 1)
-            mr_sortbuf_sort_range(&cx, v + at, count[b], !custom);
+            mr_sortbuf_sort_range(sb->mem, o, v + at, count[b], 1);
         at += count[b];
     }
     free(count);

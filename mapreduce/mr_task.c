@@ -106,9 +106,16 @@ mr_task_current_key(mr_task *t)
     const mr_values *v = t->values;
     if (v == NULL)
         return kslice_make(NULL, 0);
-    if (v->kind == MR_VALUES_SORTBUF)
-        return v->key;
-    return mr_merger_value_key(v->m);
+    if (v->kind == MR_VALUES_MERGER)
+        return mr_merger_value_key(v->m);
+    /* The entry handed out last, or the first before any. */
+    size_t at = v->i > v->first ? v->i - 1 : v->first;
+    if (at >= v->end)
+        return kslice_make(NULL, 0);
+    uint32_t part;
+    kslice key, value;
+    mr_sortbuf_get(v->sb, at, &part, &key, &value);
+    return key;
 }
 
 void
@@ -131,7 +138,8 @@ mr_task_next_value(mr_values *v, kslice *value)
         if (v->i >= v->end)
             return 0;
         uint32_t part;
-        mr_sortbuf_get(v->sb, v->i++, &part, &v->key, value);
+        kslice key;
+        mr_sortbuf_get(v->sb, v->i++, &part, &key, value);
         v->count++;
         return 1;
     }

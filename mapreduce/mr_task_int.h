@@ -82,7 +82,7 @@ struct mr_values {
     mr_sortbuf *sb;
     size_t i;
     size_t end;
-    kslice key;                  /* sort buffer: the key of the value handed out last */
+    size_t first;                /* sort buffer: the group's first entry */
     mr_merger *m;
     kiln_err err;                /* a read error that ended the values */
     kiln_status status;
@@ -97,11 +97,7 @@ mr_values_of_sortbuf(mr_values *v, mr_sortbuf *sb, size_t i, size_t end)
     v->sb = sb;
     v->i = i;
     v->end = end;
-    if (i < end) {
-        uint32_t part;
-        kslice value;
-        mr_sortbuf_get(sb, i, &part, &v->key, &value);
-    }
+    v->first = i;
 }
 
 static inline void
