@@ -8,7 +8,10 @@
 #   make SANITIZER=address    the same suite under ASan (also: undefined; thread runs the
 #                             threaded programs and the server scripts)
 #   make bench                build the benchmark programs (scripts/bench.sh and
-#                             scripts/put_bench.sh run them against the peers)
+#                             scripts/put_bench.sh run them against the peers);
+#                             with PEERS=DIR also word count against MR-MPI and
+#                             Phoenix++ (scripts/wordcount_peers_bench.sh)
+#   make bench-wordcount      that word-count comparison alone
 #   make fuzz                 build the libFuzzer targets (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make check-deps           check that the layers include and link one way only,
@@ -277,6 +280,14 @@ $(BUILD)/obj/bench/rocks_put_bench.o: CPPFLAGS += -Ibench
 endif
 
 bench: all $(BENCH_PROGRAMS)
+ifneq ($(PEERS),)
+	scripts/wordcount_peers_bench.sh --peers $(PEERS)
+endif
+
+# Word count against MR-MPI and Phoenix++ (their harness from PEERS, default
+# $$KILN_PEERS or ../shared/bench/peers; says so and stops when it is absent).
+bench-wordcount: all
+	scripts/wordcount_peers_bench.sh $(if $(PEERS),--peers $(PEERS))
 
 # ---------------------------------------------------------------- install, hygiene
 install: all
@@ -289,6 +300,6 @@ check-deps: all
 clean:
 	rm -rf build build-*
 
-.PHONY: all test deps fuzz bench install check-deps clean
+.PHONY: all test deps fuzz bench bench-wordcount install check-deps clean
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

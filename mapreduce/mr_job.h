@@ -35,8 +35,8 @@
  * that rank's error; the output directory is then never created.
  *
  * Settings (all -D): mapreduce.job.reduces (partitions; default set by the
- * job, else one per rank), kiln.sort.mb (map buffer, default 32; fractions
- * allowed), kiln.shuffle.mb (per round, default = kiln.sort.mb),
+ * job, else one per rank), kiln.sort.mb (map buffer, default 100; fractions
+ * allowed), kiln.shuffle.mb (per round, default the smaller of 32 and kiln.sort.mb),
  * kiln.merge.factor (runs merged at once, default 32), kiln.spill.compress
  * (snappy|none), kiln.tmp.dir (local spill directory, default $TMPDIR or
  * /tmp), kiln.partitioner (hash|total: total order on keys sampled from the

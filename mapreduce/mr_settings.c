@@ -13,7 +13,12 @@
 
 #include "storage/base/env.h"
 
-#define MR_DEFAULT_SORT_MB 32.0
+/* Hadoop's mapreduce.task.io.sort.mb: room for a million distinct short keys
+ * in the fold's hash index, so word count over English-like text spills once. */
+#define MR_DEFAULT_SORT_MB 100.0
+/* A shuffle round moves at most this much per rank unless kiln.sort.mb is
+ * smaller (then that): two round buffers, whatever the sort buffer. */
+#define MR_DEFAULT_SHUFFLE_MB 32.0
 #define MR_DEFAULT_MERGE_FACTOR 32
 #define MR_DEFAULT_LINE_MAX (64 << 20)
 
@@ -50,7 +55,9 @@ mr_settings_read(mr_settings *st, const mr_comm *c, uint32_t default_reduces, in
     int progress;
     kiln_status s = mr_conf_get_double(conf, "kiln.sort.mb", MR_DEFAULT_SORT_MB, &sort_mb, err);
     if (s == KILN_OK)
-        s = mr_conf_get_double(conf, "kiln.shuffle.mb", sort_mb, &shuffle_mb, err);
+        s = mr_conf_get_double(conf, "kiln.shuffle.mb",
+                               sort_mb < MR_DEFAULT_SHUFFLE_MB ? sort_mb : MR_DEFAULT_SHUFFLE_MB,
+                               &shuffle_mb, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.merge.factor", MR_DEFAULT_MERGE_FACTOR, &factor, err);
     if (s == KILN_OK)

@@ -19,9 +19,12 @@
  *
  * Hashed mode: the allocation holds records only, and a separate index of
  * 64-bit slots, (high 32 bits of the hash << 32) | (record offset + 1), 0
- * meaning empty, probed linearly from a multiply-shift of the hash's low bits
- * and kept at most half full. A hit costs two cache lines at most (slot,
- * record), which is what bounds the map side of word count. No entry exists
+ * meaning empty, probed linearly from a multiply-shift of those same high 32
+ * bits and kept at most half full. A hit costs two cache lines at most (slot,
+ * record), which is what bounds the map side of word count. The index starts
+ * small and doubles as keys arrive, up to a third of the budget: it stays as
+ * dense as the keys allow, so a job with few distinct keys keeps it in cache,
+ * and a slot alone says where it goes in the doubled index. No entry exists
  * until the sort: it scans the records and builds the entries inside the
  * index memory (n <= slots / 2 entries of 16 bytes fill at most the slots'
  * 8 * slots bytes), which the reset after the spill clears anyway. So the
@@ -36,6 +39,7 @@
 
 #define MR_SORTBUF_REC_HDR 12
 #define MR_SORTBUF_DEAD UINT32_MAX
+#define MR_SORTBUF_FIRST_SLOTS 4096   /* the hash index's first size: 32 KiB */
 
 typedef struct mr_sortbuf_ent {
     uint64_t prefix;     /* first 8 key bytes, big-endian, zero-padded */
@@ -100,8 +104,9 @@ struct mr_sortbuf {
     size_t n;            /* live records */
     int hashed;
     uint64_t *slots;
-    size_t n_slots;
-    size_t max_n;        /* hashed: slots / 2 */
+    size_t n_slots;      /* hashed: the index's size now */
+    size_t slots_max;    /* hashed: its size at most, a third of the budget */
+    size_t max_n;        /* hashed: slots_max / 2 */
     mr_sortbuf_ent *sorted;  /* hashed, after sort: the entries, in the index memory */
     kbuf fold_out;
     mr_key_order order;  /* the job's sort comparator; cmp NULL: bytes */
@@ -114,10 +119,39 @@ mr_sortbuf_ents(const mr_sortbuf *sb)
     return sb->hashed ? sb->sorted : (mr_sortbuf_ent *)(sb->mem + sb->cap) - sb->n;
 }
 
+/* The home slot of a hash, or of a slot's tag (its high 32 bits). */
+static inline size_t
+mr_sortbuf_home_in(size_t n_slots, uint64_t hash)
+{
+    return (size_t)(((hash >> 32) * (uint64_t)n_slots) >> 32);
+}
+
 static inline size_t
 mr_sortbuf_home(const mr_sortbuf *sb, uint64_t hash)
 {
-    return (size_t)(((hash & 0xffffffffu) * (uint64_t)sb->n_slots) >> 32);
+    return mr_sortbuf_home_in(sb->n_slots, hash);
+}
+
+/* Double the index (to slots_max at most), moving every slot to its home in
+ * the new size: the tag is all it takes. */
+static void
+mr_sortbuf_grow(mr_sortbuf *sb)
+{
+    size_t n = sb->n_slots * 2 < sb->slots_max ? sb->n_slots * 2 : sb->slots_max;
+    uint64_t *slots = kiln_calloc(n, sizeof(uint64_t));
+    for (size_t j = 0; j < sb->n_slots; j++) {
+        uint64_t s = sb->slots[j];
+        if (s == 0)
+            continue;
+        size_t i = mr_sortbuf_home_in(n, s);
+        while (slots[i] != 0)
+            if (++i == n)
+                i = 0;
+        slots[i] = s;
+    }
+    free(sb->slots);
+    sb->slots = slots;
+    sb->n_slots = n;
 }
 
 mr_sortbuf *
@@ -133,10 +167,11 @@ mr_sortbuf_new(size_t budget, int hashed)
         /* A third of the budget for the index: with records of ~28 bytes
          * (word count: 12 header, 8 key, 8 value) the record area and the
          * index's half-full limit are reached together. */
-        sb->n_slots = budget / 3 / sizeof(uint64_t);
+        sb->slots_max = budget / 3 / sizeof(uint64_t);
+        sb->n_slots = sb->slots_max < MR_SORTBUF_FIRST_SLOTS ? sb->slots_max : MR_SORTBUF_FIRST_SLOTS;
         sb->slots = kiln_calloc(sb->n_slots, sizeof(uint64_t));
-        sb->max_n = sb->n_slots / 2;
-        budget -= sb->n_slots * sizeof(uint64_t);
+        sb->max_n = sb->slots_max / 2;
+        budget -= sb->slots_max * sizeof(uint64_t);
     } else {
         sb->max_n = SIZE_MAX;
     }
@@ -235,6 +270,10 @@ mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, kslice key, kslice 
     uint32_t off;
     if (!sb->hashed)
         return mr_sortbuf_append(sb, part, key, value, &off);
+    /* Half full: double, so that a new key finds room (and the sort's
+     * entries, 16 bytes a key, fit in the index memory). */
+    if (sb->n >= sb->n_slots / 2 && sb->n_slots < sb->slots_max)
+        mr_sortbuf_grow(sb);
     uint64_t tag = hash & 0xffffffff00000000ull;
     size_t i = mr_sortbuf_home(sb, hash);
     for (;;) {

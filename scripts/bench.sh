@@ -14,6 +14,8 @@
 #                                            and Redis: scripts/put_bench.sh ARGS)
 #   scripts/bench.sh --suite table-input [ARGS]  (rowcounter and export against the
 #                                            table-read ceiling: scripts/table_input_bench.sh)
+#   scripts/bench.sh --suite wordcount [ARGS]  (word count against MR-MPI and Phoenix++:
+#                                            scripts/wordcount_peers_bench.sh ARGS)
 #
 # Defaults: 10M rows, 3 runs, 2M Gets per thread, 200k scans, data in
 # $BENCH_DIR or /tmp/kiln-bench, PEERS $KILN_PEERS or ../shared/bench/peers
@@ -32,7 +34,7 @@ DIR=${BENCH_DIR:-/tmp/kiln-bench}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
 
 usage() {
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
 }
 SUMMARIZE=
 
@@ -40,8 +42,9 @@ if [ "${1:-}" = --suite ]; then
     case ${2:-} in
     put) shift 2; exec scripts/put_bench.sh "$@" ;;
     table-input) shift 2; exec scripts/table_input_bench.sh "$@" ;;
+    wordcount) shift 2; exec scripts/wordcount_peers_bench.sh "$@" ;;
     read) shift 2 ;;
-    *) echo "bench.sh: --suite takes put, read or table-input, not '${2:-}'" >&2; exit 64 ;;
+    *) echo "bench.sh: --suite takes put, read, table-input or wordcount, not '${2:-}'" >&2; exit 64 ;;
     esac
 fi
 
