@@ -51,7 +51,9 @@ Options:
   -H, --host LIST      hosts as mpirun takes them: h1,h2:2 (":N" slots, else 1)
   --timeout S          stop the whole job if it runs longer than S seconds
   --mca KEY VALUE      an Open MPI MCA parameter (repeatable), e.g.
-                       --mca btl_tcp_if_include eth1
+                       --mca btl_tcp_if_include eth1; where this host has no
+                       RDMA device (/sys/class/infiniband) the default is
+                       --mca pml ob1 unless --mca pml or OMPI_MCA_pml says
   --net IFACES         the network interfaces (or CIDRs) for MPI traffic,
                        comma-separated: --mca btl_tcp_if_include and
                        oob_tcp_if_include in one
@@ -197,6 +199,18 @@ if [ -n "$hostfile" ]; then
   placement+=(--hostfile "$hostfile")
 elif [ -n "$hosts" ]; then
   placement+=(--host "$hosts")
+fi
+
+# Open MPI probes every point-to-point layer it was built with (UCX,
+# libfabric, PSM) as the ranks start: a fifth of a second per job even where
+# none of them finds a device. Where this host has no RDMA device and the
+# caller chose no layer (OMPI_MCA_pml, --mca pml), the ranks take ob1 (shared
+# memory and TCP) straight away.
+if [ -z "${OMPI_MCA_pml:-}" ] && [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+  case " ${mpi_extra[*]} " in
+    *" pml "*) ;;
+    *) mpi_extra=(--mca pml ob1 "${mpi_extra[@]}") ;;
+  esac
 fi
 
 args=(mpirun -np "$np" "${placement[@]}")

@@ -214,6 +214,32 @@ check "no input files: exit 66" test "$rc" = 66
 check "bad argument: exit 64 with a hint" \
   bash -c "[ $rc = 64 ] && grep -q \"unknown argument '--bogus'\" '$work/last.err' && grep -q -- '--help' '$work/last.err'"
 
+# ---------------------------------------------------------------- the MPI transport
+# run_job.sh starts the ranks on ob1 where this host has no RDMA device,
+# unless the caller chose a point-to-point layer. A stand-in mpirun records
+# the command line it was given.
+mkdir -p "$work/fakempi"
+cat > "$work/fakempi/mpirun" <<FAKE
+#!/bin/sh
+printf '%s\n' "\$@" > "$work/mpirun.args"
+exit 0
+FAKE
+chmod +x "$work/fakempi/mpirun"
+pml_args() { # run_job.sh arguments...; prints the pml values mpirun saw
+  rm -f "$work/mpirun.args"
+  PATH="$work/fakempi:$PATH" ./run_job.sh -n 2 "$@" wordcount --input "$in" --output "$work/fake-out" \
+    > /dev/null 2>&1
+  awk 'prev == "--mca" && $0 == "pml" { getline v; print v } { prev = $0 }' "$work/mpirun.args" 2>/dev/null \
+    | tr '\n' ' '
+}
+if [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then want_default=""; else want_default="ob1 "; fi
+check "no RDMA device here: mpirun gets '--mca pml ${want_default:-(nothing)}'" \
+  test "$(unset OMPI_MCA_pml; pml_args)" = "$want_default"
+check "OMPI_MCA_pml set: run_job.sh adds no pml" \
+  test "$(OMPI_MCA_pml=ucx pml_args)" = ""
+check "--mca pml ucx: only the caller's choice reaches mpirun" \
+  test "$(unset OMPI_MCA_pml; pml_args --mca pml ucx)" = "ucx "
+
 echo
 echo "wordcount_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
