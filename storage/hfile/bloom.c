@@ -42,6 +42,9 @@ bloom_murmur(const uint8_t *p, size_t n, uint32_t seed)
 /* Bit i of a key: |(int32)(h1 + i*h2) mod bits| with Java's remainder sign.
  * |c mod b| equals |c| mod b, which needs one 32-bit unsigned division
  * (chunks are at most 2^31 bits, and |INT32_MIN| fits in a uint32). */
+/* Bits whose cache lines a lookup asks for before testing any. */
+#define BLOOM_PREFETCH_MAX 16
+
 static inline uint32_t
 bloom_bit(uint32_t h1, uint32_t h2, int i, uint32_t bits)
 {
@@ -59,9 +62,18 @@ bloom_chunk_may_contain(const uint8_t *chunk, size_t chunk_bytes, int hash_count
     uint32_t bits = (uint32_t)chunk_bytes * 8;
     uint32_t h1 = bloom_murmur(key, n, 0);
     uint32_t h2 = bloom_murmur(key, n, h1);
+    /* The bits are far apart in a chunk larger than the caches: ask for all
+     * of their lines first, so their misses overlap instead of following one
+     * another, then test them in order. */
+    uint32_t pos[BLOOM_PREFETCH_MAX];
+    int k = hash_count < BLOOM_PREFETCH_MAX ? hash_count : BLOOM_PREFETCH_MAX;
+    for (int i = 0; i < k; i++) {
+        pos[i] = bloom_bit(h1, h2, i, bits);
+        __builtin_prefetch(chunk + (pos[i] >> 3));
+    }
     for (int i = 0; i < hash_count; i++) {
-        uint32_t pos = bloom_bit(h1, h2, i, bits);
-        if ((chunk[pos >> 3] & (1u << (pos & 7))) == 0)
+        uint32_t p = i < k ? pos[i] : bloom_bit(h1, h2, i, bits);
+        if ((chunk[p >> 3] & (1u << (p & 7))) == 0)
             return 0;
     }
     return 1;

@@ -97,16 +97,23 @@ hfile_reader_rowcol_compare(const uint8_t *a, size_t an, const uint8_t *b, size_
                       kslice_make(cb.qualifier, cb.qualifier_len));
 }
 
-/* Largest chunk whose first key is <= key, or -1. */
+/* Largest chunk whose first key is <= key, or -1. Row keys are compared by
+ * their 8-byte prefixes first: two prefixes that differ order their keys. */
 static long
 bloom_chunk_for(const bloom_meta *m, const uint8_t *key, size_t n)
 {
     long lo = 0, hi = (long)m->nchunks - 1, found = -1;
+    uint64_t kp = m->cell_keys ? 0 : hfile_key_prefix(key, n);
     while (lo <= hi) {
         long mid = lo + (hi - lo) / 2;
         kslice k = m->chunks[mid].key;
-        int c = m->cell_keys ? hfile_reader_rowcol_compare(k.p, k.n, key, n)
-                             : kslice_cmp(k, kslice_make(key, n));
+        int c;
+        if (m->cell_keys)
+            c = hfile_reader_rowcol_compare(k.p, k.n, key, n);
+        else if (m->chunk_prefix[mid] != kp)
+            c = m->chunk_prefix[mid] < kp ? -1 : 1;
+        else
+            c = kslice_cmp(k, kslice_make(key, n));
         if (c <= 0) {
             found = mid;
             lo = mid + 1;

@@ -46,6 +46,7 @@ typedef struct bloom_meta {
     uint32_t hash_count;
     uint32_t nchunks;
     hfile_index_entry *chunks;
+    uint64_t *chunk_prefix;     /* ROW: each chunk key's first 8 bytes, big-endian, zero-padded */
     uint64_t total_bytes, total_keys, total_max_keys;
     int cell_keys;              /* ROWCOL: chunk keys compare as KeyValue keys */
     uint64_t offset;            /* of the meta block (for messages) */
@@ -161,5 +162,16 @@ kiln_status hfile_cursor_step(icursor *c, int dir, kiln_err *err);
 void hfile_cursor_data_entry(const icursor *c, hfile_index_entry *e);
 /* Release the index blocks the cursor holds. */
 void hfile_cursor_release(icursor *c);
+
+/* The first 8 bytes of a key as a big-endian number, zero-padded: two keys
+ * whose prefixes differ are ordered as their prefixes are. */
+static inline uint64_t
+hfile_key_prefix(const uint8_t *k, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = (v << 8) | (i < n ? k[i] : 0);
+    return v;
+}
 
 #endif

@@ -397,6 +397,12 @@ parse_bloom_meta(hfile_reader *r, const uint8_t *p, size_t n, uint64_t off, int 
                     (unsigned long long)off, n - pos - consumed, m->nchunks);
     m->cell_keys = cell_keys;
     m->usable = hash_type == BLOOM_HASH_MURMUR && m->nchunks > 0;
+    if (!cell_keys) {
+        m->chunk_prefix = kiln_calloc(m->nchunks ? m->nchunks : 1, sizeof *m->chunk_prefix);
+        r->memory += m->nchunks * sizeof *m->chunk_prefix;
+        for (uint32_t i = 0; i < m->nchunks; i++)
+            m->chunk_prefix[i] = hfile_key_prefix(m->chunks[i].key.p, m->chunks[i].key.n);
+    }
     return KILN_OK;
 }
 
@@ -613,6 +619,7 @@ bloom_meta_free(bloom_meta *m)
 {
     free(m->payload);
     free(m->chunks);
+    free(m->chunk_prefix);
     free(m->pins.slots);
 }
 

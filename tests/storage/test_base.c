@@ -454,13 +454,24 @@ bloom_positions_match_formula(void **state)
         assert_true(bloom_chunk_may_contain(chunk, bytes, 9, key, sizeof key - 1));
         free(chunk);
     }
-    /* A chunk with every bit set except one probe's bit says no. */
-    uint8_t full[64];
-    memset(full, 0xFF, sizeof full);
-    int32_t c = (int32_t)(h1 + 3u * h2);
-    int64_t pos = llabs((int64_t)c % (64 * 8));
-    full[pos >> 3] &= (uint8_t)~(1u << (pos & 7));
-    assert_false(bloom_chunk_may_contain(full, sizeof full, 9, key, sizeof key - 1));
+    /* A chunk with every bit set except one probe's bit says no, whichever
+     * probe it is: the first, a middle one, and (with many hashes) the ones
+     * past those whose lines are fetched ahead. */
+    static const int counts[] = {1, 9, 16, 17, 20, 31};
+    for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
+        int hc = counts[t];
+        for (int probe = 0; probe < hc; probe++) {
+            uint8_t full[64];
+            memset(full, 0xFF, sizeof full);
+            int32_t c = (int32_t)(h1 + (uint32_t)probe * h2);
+            int64_t pos = llabs((int64_t)c % (64 * 8));
+            full[pos >> 3] &= (uint8_t)~(1u << (pos & 7));
+            assert_false(bloom_chunk_may_contain(full, sizeof full, hc, key, sizeof key - 1));
+        }
+        uint8_t full[64];
+        memset(full, 0xFF, sizeof full);
+        assert_true(bloom_chunk_may_contain(full, sizeof full, hc, key, sizeof key - 1));
+    }
 }
 
 static void
