@@ -184,7 +184,7 @@ FUZZ_SMOKE := $(if $(SANITIZER),,fuzz)
 # MPI's progress threads are outside what TSan can judge, so the MPI jobs stay
 # with the other builds.
 ifeq ($(SANITIZER),thread)
-TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_hfile_reader \
+TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_slab storage/test_hfile_reader \
   storage/test_store_catalog storage/test_memstore storage/test_speed_concurrent storage/test_wal \
   serving/test_swap serving/test_server serving/test_wire \
   tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \

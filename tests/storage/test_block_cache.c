@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "storage/base/block_cache.h"
+#include "storage/base/slab.h"
 
 static uint64_t rng_seed;
 
@@ -334,6 +335,37 @@ inline_blocks(void **state)
     block_cache_free(c);
 }
 
+/* A file's blocks come from slabs and go back with the file: erasing it
+ * unmaps what its blocks took (spares aside), and the budget counted each
+ * block at its slab class's size, never less than asked. */
+static void
+erased_file_returns_slabs(void **state)
+{
+    block_cache *c = block_cache_new(64u << 20);
+    size_t before = slab_mapped_bytes();
+    for (uint64_t i = 0; i < 4000; i++) {
+        uint8_t *p = block_cache_block_alloc(4100);
+        memset(p, (int)i, 4100);
+        block_cache_release(c, block_cache_insert_block(c, 9, i * 4100, p, 4100));
+    }
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 4000);
+    assert_true(st.bytes_used >= 4000u * 4100u);
+    size_t full = slab_mapped_bytes();
+    block_cache_erase_file(c, 9);
+    size_t after = slab_mapped_bytes();
+    printf("  slabs mapped: %zu before, %zu with the file cached, %zu after erasing it\n", before,
+           full, after);
+    if (slab_enabled()) {
+        assert_true(full >= before + 7 * SLAB_BYTES);   /* 16 MiB of blocks */
+        assert_true(after <= SLAB_SPARES * SLAB_BYTES);
+    } else {
+        assert_int_equal(full, 0);
+    }
+    block_cache_free(c);
+}
+
 static void
 reservations_bounded(void **state)
 {
@@ -438,6 +470,7 @@ main(void)
         cmocka_unit_test(erase_many_files),
         cmocka_unit_test(zero_capacity_caches_nothing),
         cmocka_unit_test(inline_blocks),
+        cmocka_unit_test(erased_file_returns_slabs),
         cmocka_unit_test(reservations_bounded),
         cmocka_unit_test(concurrent_threads),
     };

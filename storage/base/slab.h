@@ -1,0 +1,45 @@
+/* slab.h -- memory for cached blocks, carved from 2 MiB slabs.
+ *
+ * A warm read walks the block cache at random: an index block, a data block,
+ * a bloom chunk, each on pages of its own. On 4 KiB pages a cache of a few
+ * GiB has far more pages than the TLB holds, so nearly every block a read
+ * touches costs a page walk too. Slabs are 2 MiB, aligned, and asked to be
+ * huge pages (madvise MADV_HUGEPAGE, honoured where transparent huge pages
+ * are enabled as "madvise" or "always"), so a few thousand TLB entries cover
+ * the whole cache.
+ *
+ * Objects come in size classes eight to a doubling (at most 1/8 wasted) from
+ * 64 bytes to SLAB_OBJECT_MAX; each slab holds objects of one class. A slab
+ * whose last object is freed goes back to the system, but for SLAB_SPARES
+ * empty slabs kept for whichever class needs one next: a table retired from
+ * the cache returns its memory without any trimming of the heap.
+ *
+ * Thread-safe: one mutex per class. Built with ASan (or MSan), every object
+ * is a malloc of its own, so that the sanitizer sees each block's bounds.
+ */
+#ifndef KILN_STORAGE_BASE_SLAB_H
+#define KILN_STORAGE_BASE_SLAB_H
+
+#include <stddef.h>
+
+#define SLAB_BYTES ((size_t)2 << 20)
+/* Empty slabs kept mapped for reuse, at most. */
+#define SLAB_SPARES 4
+/* The largest object a slab holds: larger ones are a malloc of their own. */
+#define SLAB_OBJECT_MAX ((size_t)256 << 10)
+
+/* Memory for n bytes (n <= SLAB_OBJECT_MAX), aligned to 16; aborts when the
+ * system has none. *usable is set to the bytes the object really takes (its
+ * class's size), what a budget should count. */
+void *slab_alloc(size_t n, size_t *usable);
+
+/* Give back an object of slab_alloc. p may be NULL. */
+void slab_free(void *p);
+
+/* Bytes of slabs mapped now, over all classes (for tests and statistics). */
+size_t slab_mapped_bytes(void);
+
+/* 1 if objects come from slabs, 0 in an ASan or MSan build (plain malloc). */
+int slab_enabled(void);
+
+#endif

@@ -1,0 +1,178 @@
+/* test_slab.c -- the huge-page slab allocator behind the block cache: class
+ * sizes and alignment, objects that never overlap under a random mix of
+ * allocations and frees (every live object's bytes checked against a model),
+ * empty slabs going back to the system, and two threads at once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/base/slab.h"
+
+static uint64_t
+rnd_next(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Every size gets at least what it asked for, at most an eighth more (plus
+ * the 16-byte rounding), 16-byte aligned. */
+static void
+class_sizes(void **state)
+{
+    (void)state;
+    for (size_t n = 1; n <= SLAB_OBJECT_MAX; n = n < 4096 ? n + 7 : n + 4093) {
+        size_t usable = 0;
+        void *p = slab_alloc(n, &usable);
+        assert_non_null(p);
+        assert_true(usable >= n);
+        assert_true(usable <= n + n / 8 + 16 || usable <= 64);
+        assert_int_equal((uintptr_t)p % 16, 0);
+        memset(p, 0xAB, n);
+        slab_free(p);
+    }
+    size_t usable;
+    void *p = slab_alloc(SLAB_OBJECT_MAX, &usable);
+    assert_int_equal(usable, SLAB_OBJECT_MAX);
+    slab_free(p);
+    slab_free(NULL);
+}
+
+typedef struct live {
+    uint8_t *p;
+    size_t n;
+    uint8_t tag;
+} live;
+
+static void
+fill(const live *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        l->p[i] = (uint8_t)(l->tag + i * 13);
+}
+
+static int
+intact(const live *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->p[i] != (uint8_t)(l->tag + i * 13))
+            return 0;
+    return 1;
+}
+
+/* A random mix over a few sizes (some sharing a class): every live object
+ * keeps its own bytes, so no two ever overlap and no free hands out a live one. */
+static void
+random_mix(uint64_t seed, int rounds, int check_all)
+{
+    enum { MAXLIVE = 600 };
+    static const size_t sizes[] = {24, 100, 4100, 4200, 5000, 70000, 200000};
+    live *l = calloc(MAXLIVE, sizeof *l);
+    size_t nl = 0;
+    uint64_t st = seed;
+    for (int r = 0; r < rounds; r++) {
+        uint64_t x = rnd_next(&st);
+        if (nl < MAXLIVE && (nl == 0 || x % 3 != 0)) {
+            size_t usable;
+            live o = {.n = sizes[(x >> 8) % (sizeof sizes / sizeof sizes[0])], .tag = (uint8_t)(x >> 16)};
+            o.p = slab_alloc(o.n, &usable);
+            fill(&o);
+            l[nl++] = o;
+        } else {
+            size_t i = (size_t)((x >> 8) % nl);
+            assert_true(intact(&l[i]));
+            slab_free(l[i].p);
+            l[i] = l[--nl];
+        }
+        if (check_all && r % 97 == 0)
+            for (size_t i = 0; i < nl; i++)
+                assert_true(intact(&l[i]));
+    }
+    for (size_t i = 0; i < nl; i++) {
+        assert_true(intact(&l[i]));
+        slab_free(l[i].p);
+    }
+    free(l);
+}
+
+static void
+no_overlap(void **state)
+{
+    (void)state;
+    random_mix(42, 20000, 1);
+}
+
+/* Objects enough for several slabs of one class, all freed: at most
+ * SLAB_SPARES empty slabs stay mapped (and none was left mapped by the tests
+ * before, whose objects are all freed), the rest is unmapped. */
+static void
+empty_slabs_unmapped(void **state)
+{
+    (void)state;
+    size_t before = slab_mapped_bytes();
+    enum { N = 2000 };
+    void **p = calloc(N, sizeof *p);
+    size_t usable = 0;
+    for (int i = 0; i < N; i++) {
+        p[i] = slab_alloc(5000, &usable);
+        memset(p[i], i, 5000);
+    }
+    size_t peak = slab_mapped_bytes();
+    if (slab_enabled()) {
+        /* 2000 objects of 5 KiB need 5 slabs of 2 MiB (spares included) */
+        assert_true(peak >= 5 * SLAB_BYTES);
+    } else {
+        printf("  ASan build: objects are plain mallocs, no slab is mapped\n");
+        assert_int_equal(peak, 0);
+    }
+    /* free in an order that empties slabs one at a time at the end */
+    for (int i = 0; i < N; i += 2)
+        slab_free(p[i]);
+    for (int i = 1; i < N; i += 2)
+        slab_free(p[i]);
+    size_t after = slab_mapped_bytes();
+    printf("  mapped: %zu before, %zu at the peak, %zu after (usable %zu)\n", before, peak, after,
+           usable);
+    assert_true(before <= SLAB_SPARES * SLAB_BYTES);
+    assert_true(after <= SLAB_SPARES * SLAB_BYTES);
+    free(p);
+}
+
+static void *
+mix_thread(void *arg)
+{
+    random_mix((uint64_t)(uintptr_t)arg, 20000, 0);
+    return NULL;
+}
+
+static void
+two_threads(void **state)
+{
+    (void)state;
+    pthread_t t[2];
+    for (uintptr_t i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, mix_thread, (void *)(i + 7)), 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(class_sizes),
+        cmocka_unit_test(no_overlap),
+        cmocka_unit_test(empty_slabs_unmapped),
+        cmocka_unit_test(two_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
