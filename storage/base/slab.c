@@ -28,6 +28,12 @@
 #endif
 #endif
 
+#ifdef SLAB_PLAIN_MALLOC
+static const int slab_plain = 1;
+#else
+static const int slab_plain = 0;
+#endif
+
 #define SLAB_HEADER 64
 #define SLAB_MIN_OBJECT 64
 #define SLAB_STEPS 8            /* classes per doubling */
@@ -187,10 +193,10 @@ slab_retire(slab_hdr *s)
 void *
 slab_alloc(size_t n, size_t *usable)
 {
-#ifdef SLAB_PLAIN_MALLOC
-    *usable = n;
-    return kiln_malloc(n ? n : 1);
-#else
+    if (slab_plain) {
+        *usable = n;
+        return kiln_malloc(n ? n : 1);
+    }
     pthread_once(&slab_once, slab_init);
     if (n > SLAB_OBJECT_MAX) {
         fprintf(stderr, "kiln: slab_alloc of %zu bytes (at most %zu)\n", n, SLAB_OBJECT_MAX);
@@ -216,7 +222,6 @@ slab_alloc(size_t n, size_t *usable)
         room_remove(c, s);
     pthread_mutex_unlock(&c->mu);
     return p;
-#endif
 }
 
 void
@@ -224,9 +229,10 @@ slab_free(void *p)
 {
     if (p == NULL)
         return;
-#ifdef SLAB_PLAIN_MALLOC
-    free(p);
-#else
+    if (slab_plain) {
+        free(p);
+        return;
+    }
     slab_hdr *s = (slab_hdr *)((uintptr_t)p & ~(uintptr_t)(SLAB_BYTES - 1));
     slab_class *c = s->cls;
     slab_hdr *gone = NULL;
@@ -242,7 +248,6 @@ slab_free(void *p)
     pthread_mutex_unlock(&c->mu);
     if (gone)
         slab_retire(gone);
-#endif
 }
 
 size_t
@@ -254,9 +259,5 @@ slab_mapped_bytes(void)
 int
 slab_enabled(void)
 {
-#ifdef SLAB_PLAIN_MALLOC
-    return 0;
-#else
-    return 1;
-#endif
+    return !slab_plain;
 }
