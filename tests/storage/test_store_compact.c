@@ -1079,7 +1079,9 @@ throttle(void **state)
     printf("  throttled: %llu bytes at %llu B/s took %.3f s (minimum %.3f, slept %.3f)\n",
            (unsigned long long)slow.bytes_out, (unsigned long long)o.bytes_per_sec, took,
            min_secs, slow.throttle_secs);
-    assert_int_equal(slow.bytes_out, fast.bytes_out);
+    /* the same cells; the file info's creation time may compress a few
+     * bytes differently a second later */
+    assert_true(slow.bytes_out + 64 >= fast.bytes_out && slow.bytes_out <= fast.bytes_out + 64);
     assert_true(took >= 0.8 * min_secs);
     assert_true(slow.secs >= 0.8 * min_secs);
     /* The throttle slept, unless the write itself (fsync included) ran past
