@@ -1104,21 +1104,26 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
         const uint8_t *lk = w->block_has_cells ? w->cur.data.data + w->last_key_off
                                                : w->prev_last_key.data;
         size_t lkl = w->block_has_cells ? w->last_key_len : w->prev_last_key.len;
-        kiln_cell prev;
-        cell_key_decode(lk, lkl, &prev, NULL);
-        int cmp = cell_compare(c, &prev);
+        /* The rows decide most cells: the previous key is decoded and the
+         * whole cell compared only within a row. (The key was written here,
+         * so its row length field is sound.) */
+        int cmp = bytes_cmp(c->row, c->row_len, lk + 2, coding_get_be16(lk));
+        if (cmp == 0) {
+            kiln_cell prev;
+            cell_key_decode(lk, lkl, &prev, NULL);
+            cmp = cell_compare(c, &prev);
+            new_row = 0;
+            new_col = c->family_len != prev.family_len || c->qualifier_len != prev.qualifier_len ||
+                      (c->family_len && memcmp(c->family, prev.family, c->family_len) != 0) ||
+                      (c->qualifier_len &&
+                       memcmp(c->qualifier, prev.qualifier, c->qualifier_len) != 0);
+        }
         if (cmp < 0) {
             writer_fail(w, KILN_INVALID, "%s: key not lexically larger than previous at cell %llu",
                         w->path, n);
             return writer_report(w, err);
         }
         dup = cmp == 0;
-        new_row = c->row_len != prev.row_len ||
-                  (c->row_len && memcmp(c->row, prev.row, c->row_len) != 0);
-        new_col = new_row || c->family_len != prev.family_len ||
-                  c->qualifier_len != prev.qualifier_len ||
-                  (c->family_len && memcmp(c->family, prev.family, c->family_len) != 0) ||
-                  (c->qualifier_len && memcmp(c->qualifier, prev.qualifier, c->qualifier_len) != 0);
     }
 
     /* Blooms see the cell before the block boundary check, as in HBase, so a
