@@ -6,10 +6,14 @@
  * intermediate index levels, then the load-on-open section (data root, empty
  * meta root, FILEINF2, BLMFMET2, DFBLMET2) and the 4096-byte trailer.
  *
- * Every block is built in one kbuf whose first 33 bytes are reserved for the
- * header, so an uncompressed block is checksummed and appended without a copy.
+ * Blocks are built in the caller's batch, each behind 33 bytes reserved for
+ * its header, so an uncompressed block is checksummed and appended without a
+ * copy. Closed blocks are written in file order by block_out, on the
+ * background thread (threads = 1) or the caller's; an index record is added
+ * with offset 0 and patched when its block's batch comes back (batch_collect).
  * Per cell there is no allocation: the key is serialized straight into the
- * block, and the previous key is read back from there for the order check.
+ * block, and the previous key's row is read back from there for the order
+ * check.
  */
 #include "storage/hfile/hfile_writer.h"
 
