@@ -210,6 +210,7 @@ struct hfile_writer {
     writer_pipe *pipe;          /* NULL until the first batch goes to the thread */
     int threaded;               /* write on a background thread (o.threads) */
     uint64_t offset;            /* bytes known written (the caller's view) */
+    uint64_t in_flight;         /* closed blocks not yet known written, as built */
     uint64_t total_uncompressed;  /* trailer field 4, trailer itself excluded */
     uint64_t index_uncompressed;  /* trailer field 3 */
 
@@ -507,6 +508,7 @@ batch_collect(hfile_writer *w, block_batch *b)
             w->last_data_block_offset = (int64_t)pb->offset;
         }
         w->offset = pb->offset + pb->size;
+        w->in_flight -= pb->len;
     }
     b->n = 0;
 }
@@ -684,6 +686,7 @@ queue_block(hfile_writer *w, hfile_block_type type, const void *payload, size_t 
     buf_resize(&w->cur.data, start + HDR);
     buf_append(&w->cur.data, payload, n);
     batch_close_block(&w->cur, type, start, patch, patch_i);
+    w->in_flight += HDR + n;
 }
 
 /* Open the next data block at the end of the caller's batch. */
@@ -970,6 +973,7 @@ finish_block(hfile_writer *w)
     w->total_uncompressed += HDR + raw;
     chunk_add(&w->leaf, w->keybuf.data, w->keybuf.len, 0, 0, 0);
     batch_close_block(&w->cur, HFILE_BLOCK_DATA, w->block_base, &w->leaf, w->leaf.n - 1);
+    w->in_flight += HDR + raw;
     w->index_entries++;
     w->data_blocks++;
     w->block_has_cells = 0;
@@ -1251,7 +1255,9 @@ hfile_writer_entries(const hfile_writer *w)
 uint64_t
 hfile_writer_bytes(const hfile_writer *w)
 {
-    return w->offset;
+    /* Grows with every closed block, with the thread too (compaction paces
+     * and polls by it); exact once the blocks are written. */
+    return w->offset + w->in_flight;
 }
 
 /* ------------------------------------------------------------------ finish */

@@ -21,7 +21,7 @@
  * threads = 0 writes. The thread starts with the first batch (a file of one
  * batch never starts it) and ends in finish or abandon. A write error on the
  * thread is returned by the next add or by finish, naming the file and the
- * block's offset; hfile_writer_bytes then lags by up to the batches in flight.
+ * block's offset.
  *
  * Memory: one data block (threads = 0) or five batches (threads = 1), the
  * pending index chunk, the open bloom chunk and the root index; nothing grows
@@ -94,8 +94,9 @@ kiln_status hfile_writer_finish(hfile_writer *w, hfile_writer_stats *stats, kiln
 /* Close and remove the partial file and free the writer. w may be NULL. */
 void hfile_writer_abandon(hfile_writer *w);
 
-/* Entries added so far, and bytes written so far (to roll files by size;
- * with the thread, the bytes of the batches it has handed back). */
+/* Entries added so far, and bytes written so far (to roll files by size).
+ * The bytes grow with every data block that closes; with the thread, closed
+ * blocks not yet written count at their uncompressed size until they are. */
 uint64_t hfile_writer_entries(const hfile_writer *w);
 uint64_t hfile_writer_bytes(const hfile_writer *w);
 

@@ -3,8 +3,9 @@
  * sizes from one cell to 64 KiB, batches of one block up to the default, a
  * multi-level index and many bloom chunks), a write failing on the thread
  * comes back from the next add or from finish naming the file and an
- * offset, abandon mid-file joins the thread and removes the file, and one
- * block per batch wraps the ring thousands of times.
+ * offset, abandon mid-file joins the thread and removes the file, one
+ * block per batch wraps the ring thousands of times, and the bytes the
+ * writer reports move with every block.
  *
  * The oracle is the same writer with threads = 0, which the HBase vectors of
  * test_hfile_writer pin down; the files are compared whole and by a hash
@@ -474,6 +475,47 @@ order_error_and_options(void **state)
     cellset_free(&cs);
 }
 
+/* hfile_writer_bytes moves with every data block that closes, with the
+ * thread as without (compaction polls and paces by it). */
+static void
+bytes_grow_with_every_block(void **state)
+{
+    cellset cs;
+    cellset_make(&cs, 3000, 100);
+    char path[256];
+    tmp_path(path, sizeof path, "bytes.hfile");
+    for (int threads = 0; threads <= 1; threads++) {
+        hfile_writer_options o;
+        base_options(&o);
+        o.codec = CODEC_SNAPPY;
+        o.block_size = 512;
+        o.threads = threads;
+        kiln_err err;
+        status_clear(&err);
+        hfile_writer *w;
+        assert_int_equal(hfile_writer_open(path, &o, &w, &err), KILN_OK);
+        uint64_t last = hfile_writer_bytes(w), changes = 0;
+        assert_int_equal(last, 0);
+        for (size_t i = 0; i < cs.n; i++) {
+            assert_int_equal(hfile_writer_add(w, &cs.c[i], &err), KILN_OK);
+            uint64_t b = hfile_writer_bytes(w);
+            if (b != last)
+                changes++;
+            last = b;
+        }
+        hfile_writer_stats st;
+        assert_int_equal(hfile_writer_finish(w, &st, &err), KILN_OK);
+        /* every block but the last closed during an add */
+        if (changes + 1 < st.data_blocks)
+            print_error("threads %d: %llu changes for %llu blocks\n", threads,
+                        (unsigned long long)changes, (unsigned long long)st.data_blocks);
+        assert_true(changes + 1 >= st.data_blocks);
+        assert_true(st.data_blocks > 100);
+        unlink(path);
+    }
+    cellset_free(&cs);
+}
+
 static int
 setup_dir(void **state)
 {
@@ -501,6 +543,7 @@ main(void)
         cmocka_unit_test(write_error_on_thread),
         cmocka_unit_test(abandon_mid_file),
         cmocka_unit_test(order_error_and_options),
+        cmocka_unit_test(bytes_grow_with_every_block),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
