@@ -177,14 +177,15 @@ $(CLI_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPERS) $(CLI_LIB
 FUZZ_SMOKE := $(if $(SANITIZER),,fuzz)
 
 # Under ThreadSanitizer the suite is the code that runs threads of its own:
-# the block and file caches, the catalog's hot swap, the memstore's lock-free
-# readers beside its writer, the write-ahead log's group commit and background
-# sync, the server's workers and its scripts over
+# the block and file caches, the HFile writer's background thread, the
+# catalog's hot swap, the memstore's lock-free readers beside its writer, the
+# write-ahead log's group commit and background sync, the server's workers and its scripts over
 # loopback; a race report stops the program (halt_on_error).
 # MPI's progress threads are outside what TSan can judge, so the MPI jobs stay
 # with the other builds.
 ifeq ($(SANITIZER),thread)
 TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_slab storage/test_hfile_reader \
+  storage/test_hfile_writer storage/test_hfile_writer_pipe \
   storage/test_store_catalog storage/test_memstore storage/test_speed_concurrent storage/test_wal \
   serving/test_swap serving/test_server serving/test_wire \
   tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \

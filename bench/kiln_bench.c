@@ -32,7 +32,7 @@
 static const char kiln_bench_usage_text[] =
     "Usage: kiln-bench gen   N\n"
     "       kiln-bench write FILE N [--block-size B] [--compression C] [--bloom B]\n"
-    "                        [--uid-offset X] [--data-version V]\n"
+    "                        [--uid-offset X] [--data-version V] [--writer-threads W]\n"
     "       kiln-bench get   FILE N [--threads T] [--ops K] [--cache-mb M] [--warm]\n"
     "                        [--missing]\n"
     "       kiln-bench scan  FILE N [--threads T] [--ops K] [--cache-mb M] [--warm]\n"
@@ -64,6 +64,8 @@ static const char kiln_bench_usage_text[] =
     "                       > 0 = row (row; HBase's 1% error rate is ~10 bits/key)\n"
     "  --uid-offset X       shift user ids (a non-overlapping second dataset)\n"
     "  --data-version V     dataset value version (rbench's --version)\n"
+    "  --writer-threads W   write: 1 = compress and write blocks on the writer's\n"
+    "                       background thread, 0 = on the adding thread (1)\n"
     "  --threads T          reader threads (1)\n"
     "  --ops K              operations per thread (1000000)\n"
     "  --cache-mb M         block cache size in MiB (4096)\n"
@@ -82,7 +84,7 @@ typedef struct kiln_bench_opts {
     kiln_codec codec;
     kiln_bloom_type bloom;
     uint64_t uid_offset, data_version;
-    int threads, warm, missing, len;
+    int threads, warm, missing, len, writer_threads;
     uint64_t ops;
     size_t cache_mb;
 } kiln_bench_opts;
@@ -95,6 +97,7 @@ static kiln_bench_opts kiln_bench_o = {
     .ops = 1000000,
     .cache_mb = 4096,
     .len = 100,
+    .writer_threads = 1,
 };
 
 static double
@@ -225,6 +228,7 @@ kiln_bench_write(const char *path, uint64_t n)
     o.codec = kiln_bench_o.codec;
     o.block_size = kiln_bench_o.block;
     o.bloom = kiln_bench_o.bloom;
+    o.threads = kiln_bench_o.writer_threads;
     kiln_err err;
     status_clear(&err);
     hfile_writer *w = NULL;
@@ -250,11 +254,11 @@ kiln_bench_write(const char *path, uint64_t n)
     double dt = now_s() - t0;
     double raw = (double)n * (KEY_LEN + VAL_LEN);
     double fsz = (double)st.file_size;
-    printf("write n=%llu block=%zu bloom=%s comp=%s secs=%.3f keys_per_s=%.0f raw_MB=%.1f "
+    printf("write n=%llu block=%zu bloom=%s comp=%s writer_threads=%d secs=%.3f keys_per_s=%.0f raw_MB=%.1f "
            "raw_MBps=%.1f file_MB=%.1f file_MBps=%.1f ratio=%.3f data_blocks=%llu "
            "index_levels=%u max_rss_mb=%.1f\n",
            (unsigned long long)n, kiln_bench_o.block, bloom_type_name(kiln_bench_o.bloom),
-           compress_codec_name(kiln_bench_o.codec), dt, n / dt, raw / 1e6, raw / 1e6 / dt, fsz / 1e6,
+           compress_codec_name(kiln_bench_o.codec), kiln_bench_o.writer_threads, dt, n / dt, raw / 1e6, raw / 1e6 / dt, fsz / 1e6,
            fsz / 1e6 / dt, fsz / raw, (unsigned long long)st.data_blocks, st.index_levels,
            kiln_bench_max_rss_mb());
     return 0;
@@ -595,6 +599,8 @@ main(int argc, char **argv)
                 kiln_bench_o.uid_offset = v;
             } else if (!strcmp(x, "--data-version")) {
                 kiln_bench_o.data_version = v;
+            } else if (!strcmp(x, "--writer-threads") && v <= 1) {
+                kiln_bench_o.writer_threads = (int)v;
             } else if (!strcmp(x, "--threads") && v > 0 && v <= 1024) {
                 kiln_bench_o.threads = (int)v;
             } else if (!strcmp(x, "--ops") && v > 0) {

@@ -8,7 +8,7 @@
 # only Kiln runs (and the ratios read n/a).
 #
 #   scripts/bench.sh [--rows N] [--runs R] [--ops K] [--scan-ops K] [--dir DIR]
-#                    [--peers PEERS]
+#                    [--peers PEERS] [--only write|read] [--kiln BIN]
 #   scripts/bench.sh --summarize LOGDIR     (summary of an earlier run's logs)
 #   scripts/bench.sh --suite put [ARGS]     (the speed layer's Puts against RocksDB
 #                                            and Redis: scripts/put_bench.sh ARGS)
@@ -22,7 +22,10 @@
 # (relative to the repository). Logs go to build/bench-results/<time>/.
 # "ratio" is the ratio of the medians; "paired" the median of the per-run
 # ratios (each Kiln run against the RocksDB run right after it), which drift
-# on a shared machine disturbs less.
+# on a shared machine disturbs less. --only write runs the write comparison
+# alone (no reads); --only read writes each file once, then runs the reads.
+# --kiln BIN runs BIN instead of build/bin/kiln-bench (e.g. a build of another
+# commit, for before/after figures on the same machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,9 +37,11 @@ DIR=${BENCH_DIR:-/tmp/kiln-bench}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
 
 usage() {
-    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
 }
 SUMMARIZE=
+ONLY=
+KB=build/bin/kiln-bench
 
 if [ "${1:-}" = --suite ]; then
     case ${2:-} in
@@ -57,6 +62,12 @@ while [ $# -gt 0 ]; do
     --dir) DIR=$2; shift 2 ;;
     --peers) PEERS=$2; shift 2 ;;
     --summarize) SUMMARIZE=$2; shift 2 ;;
+    --only)
+        case $2 in write | read) ONLY=$2 ;;
+        *) echo "bench.sh: --only takes write or read, not '$2'" >&2; exit 64 ;;
+        esac
+        shift 2 ;;
+    --kiln) KB=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
@@ -157,12 +168,13 @@ if [ -f "$PEER_SRC/rbench.c" ]; then
     make -C "$PEER" rbench >&2
     RB=$PEER/rbench
 fi
-KB=build/bin/kiln-bench
+[ -x "$KB" ] || { echo "bench.sh: $KB is not an executable kiln-bench" >&2; exit 66; }
 
 LOG=build/bench-results/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$LOG" "$DIR"
 echo "rows=$ROWS runs=$RUNS ops=$OPS scan_ops=$SCAN_OPS dir=$DIR logs=$LOG rocksdb=${RB:-none}" | tee "$LOG/params.txt"
-echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r)" >>"$LOG/params.txt"
+echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?') ($KB); $(nproc) cpus; $(uname -r);" \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg)" >>"$LOG/params.txt"
 
 # timed NAME SYSTEM CMD...: run CMD, append its output and its peak RSS
 # (GNU time, kB) to $LOG/NAME.SYSTEM.log.
@@ -175,11 +187,26 @@ timed() {
 }
 
 # ---------------------------------------------------------------- write
-for r in $(seq "$RUNS"); do
+WRITE_RUNS=$RUNS
+[ "$ONLY" != read ] || WRITE_RUNS=1
+for r in $(seq "$WRITE_RUNS"); do
     rm -f "$DIR/kiln.hfile" "$DIR/base.sst"
     timed write kiln "$KB" write "$DIR/kiln.hfile" "$ROWS"
     [ -z "$RB" ] || timed write rocksdb "$RB" write "$DIR/base.sst" "$ROWS"
 done
+if [ "$ONLY" = read ]; then
+    # one write each makes the files; its figures are not the write test's
+    for s in kiln rocksdb; do
+        [ -f "$LOG/write.$s.log" ] && mv "$LOG/write.$s.log" "$LOG/setup_write.$s.log"
+    done
+fi
+if [ "$ONLY" = write ]; then
+    du -b "$DIR/kiln.hfile" ${RB:+"$DIR/base.sst"} >"$LOG/file_sizes.txt"
+    rm -f "$LOG/.time"
+    summary | tee "$LOG/summary.txt"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$LOG/summary.txt"
+    exit 0
+fi
 if [ -n "$RB" ]; then
     du -b "$DIR/kiln.hfile" "$DIR/base.sst" >"$LOG/file_sizes.txt"
     # RocksDB reads from a DB: ingest the SST (hard link, move_files) once.

@@ -79,14 +79,27 @@ bloom_chunk_may_contain(const uint8_t *chunk, size_t chunk_bytes, int hash_count
     return 1;
 }
 
-static void
-bloom_set(uint8_t *chunk, size_t chunk_bytes, int hash_count, const uint8_t *key, size_t n)
+/* bloom_bit without the division, for the writer's many keys per chunk:
+ * with magic = ceil(2^64 / bits), |c| mod bits is the high word of
+ * (magic * |c| mod 2^64) * bits, exact for every 32-bit |c| and bits
+ * (Lemire, Kaser and Kurz, "Faster remainder by direct computation"). */
+static inline uint32_t
+bloom_bit_magic(uint32_t h1, uint32_t h2, int i, uint32_t bits, uint64_t magic)
 {
-    uint32_t bits = (uint32_t)chunk_bytes * 8;
+    int32_t c = (int32_t)(h1 + (uint32_t)i * h2);
+    uint32_t mag = c < 0 ? 0u - (uint32_t)c : (uint32_t)c;
+    uint64_t low = magic * mag;
+    return (uint32_t)(((unsigned __int128)low * bits) >> 64);
+}
+
+static void
+bloom_set(uint8_t *chunk, uint32_t bits, uint64_t magic, int hash_count, const uint8_t *key,
+          size_t n)
+{
     uint32_t h1 = bloom_murmur(key, n, 0);
     uint32_t h2 = bloom_murmur(key, n, h1);
     for (int i = 0; i < hash_count; i++) {
-        uint32_t pos = bloom_bit(h1, h2, i, bits);
+        uint32_t pos = bloom_bit_magic(h1, h2, i, bits, magic);
         chunk[pos >> 3] |= (uint8_t)(1u << (pos & 7));
     }
 }
@@ -137,6 +150,8 @@ struct bloom_chunker {
     int cur_open;
     uint64_t total_keys, total_max_keys, total_bytes;
     int num_chunks;
+    uint32_t bits;          /* chunk_bytes * 8 */
+    uint64_t magic;         /* ceil(2^64 / bits), for bloom_bit_magic */
 };
 
 bloom_chunker *
@@ -149,6 +164,8 @@ bloom_chunker_new(size_t chunk_bytes, double error_rate)
         chunk_bytes = unit;
     chunk_bytes = (chunk_bytes + unit - 1) / unit * unit;
     c->chunk_bytes = chunk_bytes;
+    c->bits = (uint32_t)(chunk_bytes * 8);
+    c->magic = UINT64_MAX / c->bits + 1;
     double bits = (double)chunk_bytes * 8;
     double ln2 = log(2.0);
     uint64_t max_keys = (uint64_t)floor(bits * ln2 * ln2 / -log(error_rate));
@@ -211,7 +228,7 @@ bloom_chunker_add(bloom_chunker *c, const uint8_t *key, size_t n, const bloom_ch
         c->cur.key_count = 0;
         c->cur_open = 1;
     }
-    bloom_set(c->cur.bits.data, c->chunk_bytes, c->hash_count, key, n);
+    bloom_set(c->cur.bits.data, c->bits, c->magic, c->hash_count, key, n);
     c->cur.key_count++;
     if (c->cur.key_count >= c->max_keys) {
         bloom_chunker_close(c);

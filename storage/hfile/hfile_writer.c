@@ -6,10 +6,14 @@
  * intermediate index levels, then the load-on-open section (data root, empty
  * meta root, FILEINF2, BLMFMET2, DFBLMET2) and the 4096-byte trailer.
  *
- * Every block is built in one kbuf whose first 33 bytes are reserved for the
- * header, so an uncompressed block is checksummed and appended without a copy.
+ * Blocks are built in the caller's batch, each behind 33 bytes reserved for
+ * its header, so an uncompressed block is checksummed and appended without a
+ * copy. Closed blocks are written in file order by block_out, on the
+ * background thread (threads = 1) or the caller's; an index record is added
+ * with offset 0 and patched when its block's batch comes back (batch_collect).
  * Per cell there is no allocation: the key is serialized straight into the
- * block, and the previous key is read back from there for the order check.
+ * block, and the previous key's row is read back from there for the order
+ * check.
  */
 #include "storage/hfile/hfile_writer.h"
 
@@ -18,7 +22,9 @@
 #include "storage/hfile/hfile_format.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,29 +148,83 @@ typedef struct writer_bloom {
     kbuf last_row;              /* delete-family bloom: row of the last key added */
 } writer_bloom;
 
+/* A closed block waiting in a batch: [33 reserved][payload] at start. */
+typedef struct pipe_block {
+    hfile_block_type type;
+    size_t start, len;          /* in the batch's data, header reservation included */
+    index_chunk *patch;         /* index record that receives offset and size, or NULL */
+    size_t patch_i;
+    uint64_t offset;            /* set when written */
+    uint32_t size;
+} pipe_block;
+
+/* Closed blocks in file order, handed to the writing thread as one unit. */
+typedef struct block_batch {
+    kbuf data;
+    pipe_block *blocks;
+    size_t n, cap;
+} block_batch;
+
+/* Where framed blocks go: the file, the bytes appended so far and each
+ * type's previous block. Owned by the background thread while it runs,
+ * otherwise by the caller's thread. */
+typedef struct block_out {
+    env_file *f;
+    const char *path;
+    kiln_codec codec;
+    uint64_t offset;
+    int64_t prev_offset[HFILE_BLOCK_TYPE_COUNT];
+    kbuf comp;                  /* compressed block: [33 reserved][payload] */
+    kbuf sums;                  /* the block's CRC32C checksums */
+    kiln_status status;         /* first failure; nothing is written after it */
+    kiln_err err;
+} block_out;
+
+/* The background thread and its ring of batches. Batch k lives in slot
+ * k % PIPE_SLOTS; submitted >= processed >= collected. The caller fills its
+ * own batch, swaps it into the ring, and takes a written batch's offsets
+ * back (collect) before the slot is reused, so memory is PIPE_SLOTS + 1
+ * batches however long the file. */
+#define PIPE_SLOTS 4
+typedef struct writer_pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    pthread_t thread;
+    block_batch slot[PIPE_SLOTS];
+    uint64_t submitted, processed;  /* under mu */
+    uint64_t collected;             /* the caller's alone */
+    int stop, cancel;               /* under mu */
+    int thread_idle, caller_idle;   /* waiting on work / done (under mu) */
+    atomic_int failed;              /* the thread's block_out holds an error */
+    block_out *out;
+} writer_pipe;
+
 struct hfile_writer {
     char *path;
-    env_file *f;
     hfile_writer_options o;
     char *source_task;
     kiln_status status;         /* sticky: the first failure */
     kiln_err err;
 
-    uint64_t offset;            /* bytes appended to the file */
-    int64_t prev_offset[HFILE_BLOCK_TYPE_COUNT];
+    block_out out;
+    writer_pipe *pipe;          /* NULL until the first batch goes to the thread */
+    int threaded;               /* write on a background thread (o.threads) */
+    uint64_t offset;            /* bytes known written (the caller's view) */
+    uint64_t in_flight;         /* closed blocks not yet known written, as built */
     uint64_t total_uncompressed;  /* trailer field 4, trailer itself excluded */
     uint64_t index_uncompressed;  /* trailer field 3 */
 
-    /* The open data block: [33 reserved][cells]. */
-    kbuf block;
+    /* The caller's batch: closed blocks, then the open data block at
+     * block_base ([33 reserved][cells]). Key offsets are into cur.data. */
+    block_batch cur;
+    size_t block_base;
     int block_has_cells;
-    size_t first_key_off;       /* key of the block's first cell, in block */
+    size_t first_key_off;       /* key of the block's first cell */
     uint32_t first_key_len;
-    size_t last_key_off;        /* key of the last cell added, in block */
+    size_t last_key_off;        /* key of the last cell added */
     uint32_t last_key_len;
     kbuf prev_last_key;         /* last key of the previous data block */
 
-    kbuf comp;                  /* compressed block: [33 reserved][payload] */
     kbuf scratch;               /* index, bloom, meta and file info blocks */
     kbuf keybuf;                /* index and bloom keys under construction */
     hfile_index_entry *ents;    /* non-root encoding input */
@@ -208,6 +268,8 @@ hfile_writer_options_init(hfile_writer_options *o)
     o->bulkload_info = 1;
     o->source_task = NULL;
     o->sync = 1;
+    o->threads = 1;
+    o->batch_bytes = 262144;
 }
 
 static int64_t
@@ -266,46 +328,101 @@ block_start(kbuf *b)
     buf_resize(b, HDR);
 }
 
-/* Compress, frame and append the block in b ([33 reserved][payload]).
- * Returns its offset and on-disk size (header and checksums included). */
+/* Record o's first failure. */
 static kiln_status
-write_block(hfile_writer *w, hfile_block_type type, kbuf *b, uint64_t *offset, uint32_t *size)
+out_fail(block_out *o, kiln_status code, int sys_errno, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static kiln_status
+out_fail(block_out *o, kiln_status code, int sys_errno, const char *fmt, ...)
 {
-    size_t raw = b->len - HDR;
-    kbuf *d = b;
-    if (w->o.codec != CODEC_NONE) {
-        d = &w->comp;
-        block_start(d);
+    if (o->status != KILN_OK)
+        return o->status;
+    char msg[STATUS_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    status_clear(&o->err);
+    status_set(&o->err, code, "%s", msg);
+    o->err.sys_errno = sys_errno;
+    o->status = code;
+    return code;
+}
+
+/* Compress, frame and append the block at b ([33 reserved][payload], len
+ * bytes in all; the header is written into the reserved bytes). Returns its
+ * offset and on-disk size (header and checksums included). */
+static kiln_status
+out_block(block_out *o, hfile_block_type type, uint8_t *b, size_t len, uint64_t *offset,
+          uint32_t *size)
+{
+    if (o->status != KILN_OK)
+        return o->status;
+    size_t raw = len - HDR;
+    uint8_t *d = b;
+    size_t data = len;
+    if (o->codec != CODEC_NONE) {
+        block_start(&o->comp);
         kiln_err e;
         status_clear(&e);
-        if (compress_block(w->o.codec, b->data + HDR, raw, d, &e) != KILN_OK)
-            return writer_fail(w, e.code, "%s: %s block at offset %llu: %s", w->path,
-                               hfile_block_type_name(type), (unsigned long long)w->offset, e.msg);
+        if (compress_block(o->codec, b + HDR, raw, &o->comp, &e) != KILN_OK)
+            return out_fail(o, e.code, e.sys_errno, "%s: %s block at offset %llu: %s", o->path,
+                            hfile_block_type_name(type), (unsigned long long)o->offset, e.msg);
+        d = o->comp.data;
+        data = o->comp.len;
     }
-    size_t data = d->len;
     size_t sums = hfile_checksum_size(data, BPC);
     if (data + sums > INT32_MAX || raw > INT32_MAX)
-        return writer_fail(w, KILN_INVALID, "%s: %s block at offset %llu: %zu bytes is too large",
-                           w->path, hfile_block_type_name(type), (unsigned long long)w->offset,
-                           data + sums);
+        return out_fail(o, KILN_INVALID, 0, "%s: %s block at offset %llu: %zu bytes is too large",
+                        o->path, hfile_block_type_name(type), (unsigned long long)o->offset,
+                        data + sums);
     hfile_block_header h;
     h.type = type;
     h.on_disk_size_without_header = (uint32_t)(data - HDR + sums);
     h.uncompressed_size_without_header = (uint32_t)raw;
-    h.prev_block_offset = w->prev_offset[type];
+    h.prev_block_offset = o->prev_offset[type];
     h.checksum_type = HFILE_CHECKSUM_CRC32C;
     h.bytes_per_checksum = BPC;
     h.on_disk_data_size_with_header = (uint32_t)data;
-    hfile_block_header_encode(&h, d->data);
-    buf_reserve(d, sums);
-    hfile_checksum_compute(d->data, data, BPC, d->data + data);
-    kiln_status s = env_append(w->f, d->data, data + sums, &w->err);
+    hfile_block_header_encode(&h, d);
+    buf_reset(&o->sums);
+    buf_reserve(&o->sums, sums);
+    hfile_checksum_compute(d, data, BPC, o->sums.data);
+    kiln_err e;
+    status_clear(&e);
+    kiln_status s = env_append(o->f, d, data, &e);
+    if (s == KILN_OK)
+        s = env_append(o->f, o->sums.data, sums, &e);
     if (s != KILN_OK)
-        return writer_adopt(w, s);
-    *offset = w->offset;
+        return out_fail(o, s, e.sys_errno, "%s (%s block at offset %llu)", e.msg,
+                        hfile_block_type_name(type), (unsigned long long)o->offset);
+    *offset = o->offset;
     *size = (uint32_t)(data + sums);
-    w->prev_offset[type] = (int64_t)w->offset;
-    w->offset += data + sums;
+    o->prev_offset[type] = (int64_t)o->offset;
+    o->offset += data + sums;
+    return KILN_OK;
+}
+
+/* Take o's failure as the writer's (sticky, first error wins). */
+static kiln_status
+writer_take_out(hfile_writer *w)
+{
+    if (w->out.status != KILN_OK && w->status == KILN_OK) {
+        w->status = w->out.status;
+        w->err = w->out.err;
+    }
+    return w->status;
+}
+
+/* Write the block in b now, on the caller's thread (finish only, once the
+ * background thread is gone). */
+static kiln_status
+write_block(hfile_writer *w, hfile_block_type type, kbuf *b, uint64_t *offset, uint32_t *size)
+{
+    if (out_block(&w->out, type, b->data, b->len, offset, size) != KILN_OK)
+        return writer_take_out(w);
+    w->offset = w->out.offset;
     return KILN_OK;
 }
 
@@ -319,6 +436,266 @@ write_counted(hfile_writer *w, hfile_block_type type, uint64_t *offset, uint32_t
     if (s == KILN_OK)
         w->total_uncompressed += HDR + raw;
     return s;
+}
+
+/* ------------------------------------------------------------------ batches */
+
+static void
+batch_init(block_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    buf_init(&b->data);
+}
+
+static void
+batch_free(block_batch *b)
+{
+    buf_free(&b->data);
+    free(b->blocks);
+    batch_init(b);
+}
+
+static void
+batch_clear(block_batch *b)
+{
+    buf_reset(&b->data);
+    b->n = 0;
+}
+
+/* Describe the block at [start, end of data) of the caller's batch; its index
+ * record, if any, gets the offset and size once it is written. */
+static void
+batch_close_block(block_batch *b, hfile_block_type type, size_t start, index_chunk *patch,
+                  size_t patch_i)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->blocks = kiln_realloc(b->blocks, b->cap * sizeof b->blocks[0]);
+    }
+    pipe_block *pb = &b->blocks[b->n++];
+    pb->type = type;
+    pb->start = start;
+    pb->len = b->data.len - start;
+    pb->patch = patch;
+    pb->patch_i = patch_i;
+    pb->offset = 0;
+    pb->size = 0;
+}
+
+/* Write every block of b in order (either thread). */
+static void
+batch_write(block_out *o, block_batch *b)
+{
+    for (size_t i = 0; i < b->n && o->status == KILN_OK; i++) {
+        pipe_block *pb = &b->blocks[i];
+        out_block(o, pb->type, b->data.data + pb->start, pb->len, &pb->offset, &pb->size);
+    }
+}
+
+/* Caller: a written batch's offsets go to the index records waiting for them. */
+static void
+batch_collect(hfile_writer *w, block_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const pipe_block *pb = &b->blocks[i];
+        if (pb->patch != NULL) {
+            pb->patch->recs[pb->patch_i].offset = pb->offset;
+            pb->patch->recs[pb->patch_i].size = pb->size;
+        }
+        if (pb->type == HFILE_BLOCK_DATA) {
+            if (w->first_data_block_offset < 0)
+                w->first_data_block_offset = (int64_t)pb->offset;
+            w->last_data_block_offset = (int64_t)pb->offset;
+        }
+        w->offset = pb->offset + pb->size;
+        w->in_flight -= pb->len;
+    }
+    b->n = 0;
+}
+
+/* ------------------------------------------------------------------ the writing thread */
+
+static void *
+pipe_main(void *arg)
+{
+    writer_pipe *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->processed == p->submitted && !p->stop) {
+            p->thread_idle = 1;
+            pthread_cond_wait(&p->work, &p->mu);
+            p->thread_idle = 0;
+        }
+        if (p->processed == p->submitted)
+            break;
+        block_batch *b = &p->slot[p->processed % PIPE_SLOTS];
+        int cancel = p->cancel;
+        pthread_mutex_unlock(&p->mu);
+        /* After a failure or an abandon the batches are only counted. */
+        if (!cancel && p->out->status == KILN_OK) {
+            batch_write(p->out, b);
+            if (p->out->status != KILN_OK)
+                atomic_store_explicit(&p->failed, 1, memory_order_release);
+        }
+        pthread_mutex_lock(&p->mu);
+        p->processed++;
+        if (p->caller_idle)
+            pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Start the thread on the first batch. If it cannot start, the writer goes
+ * on without it (same bytes, written on the caller's thread). */
+static void
+pipe_start(hfile_writer *w)
+{
+    writer_pipe *p = kiln_calloc(1, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    for (int i = 0; i < PIPE_SLOTS; i++)
+        batch_init(&p->slot[i]);
+    atomic_init(&p->failed, 0);
+    p->out = &w->out;
+    if (pthread_create(&p->thread, NULL, pipe_main, p) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->work);
+        pthread_cond_destroy(&p->done);
+        free(p);
+        w->threaded = 0;
+        return;
+    }
+    w->pipe = p;
+}
+
+/* Stop and join the thread (cancel: skip the batches not yet written) and
+ * free the ring. The block_out is the caller's again afterwards. */
+static void
+pipe_stop(hfile_writer *w, int cancel)
+{
+    writer_pipe *p = w->pipe;
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    p->cancel |= cancel;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    for (int i = 0; i < PIPE_SLOTS; i++)
+        batch_free(&p->slot[i]);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    free(p);
+    w->pipe = NULL;
+}
+
+/* A failure on the thread becomes the writer's. The release store in
+ * pipe_main orders the thread's err before the flag. */
+static kiln_status
+pipe_check(hfile_writer *w)
+{
+    if (w->pipe != NULL && atomic_load_explicit(&w->pipe->failed, memory_order_acquire))
+        return writer_take_out(w);
+    return w->status;
+}
+
+/* Collect every batch the thread has written. REQUIRES: p->mu held. */
+static void
+pipe_collect_locked(hfile_writer *w)
+{
+    writer_pipe *p = w->pipe;
+    while (p->collected < p->processed) {
+        batch_collect(w, &p->slot[p->collected % PIPE_SLOTS]);
+        p->collected++;
+    }
+}
+
+/* Hand the closed blocks of the caller's batch on: to the thread (waiting
+ * only while the ring is full) or, without one, write them now. The batch
+ * must hold no open data block. */
+static kiln_status
+batch_submit(hfile_writer *w)
+{
+    if (w->cur.n == 0) {
+        batch_clear(&w->cur);
+        return w->status;
+    }
+    if (w->threaded && w->pipe == NULL)
+        pipe_start(w);
+    writer_pipe *p = w->pipe;
+    if (p == NULL) {
+        batch_write(&w->out, &w->cur);
+        if (w->out.status != KILN_OK)
+            return writer_take_out(w);
+        batch_collect(w, &w->cur);
+        batch_clear(&w->cur);
+        return KILN_OK;
+    }
+    pthread_mutex_lock(&p->mu);
+    pipe_collect_locked(w);
+    while (p->submitted - p->collected >= PIPE_SLOTS) {
+        p->caller_idle = 1;
+        pthread_cond_wait(&p->done, &p->mu);
+        p->caller_idle = 0;
+        pipe_collect_locked(w);
+    }
+    block_batch *slot = &p->slot[p->submitted % PIPE_SLOTS];
+    block_batch tmp = *slot;
+    *slot = w->cur;
+    w->cur = tmp;
+    p->submitted++;
+    if (p->thread_idle)
+        pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    batch_clear(&w->cur);
+    return pipe_check(w);
+}
+
+/* Submit the caller's batch and wait until everything is written and its
+ * offsets collected (before a leaf index block, whose entries need them). */
+static kiln_status
+batch_drain(hfile_writer *w)
+{
+    if (batch_submit(w) != KILN_OK)
+        return w->status;
+    writer_pipe *p = w->pipe;
+    if (p == NULL)
+        return w->status;
+    pthread_mutex_lock(&p->mu);
+    pipe_collect_locked(w);
+    while (p->collected < p->submitted) {
+        p->caller_idle = 1;
+        pthread_cond_wait(&p->done, &p->mu);
+        p->caller_idle = 0;
+        pipe_collect_locked(w);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return pipe_check(w);
+}
+
+/* Append a closed block with this payload to the caller's batch. */
+static void
+queue_block(hfile_writer *w, hfile_block_type type, const void *payload, size_t n,
+            index_chunk *patch, size_t patch_i)
+{
+    size_t start = w->cur.data.len;
+    buf_resize(&w->cur.data, start + HDR);
+    buf_append(&w->cur.data, payload, n);
+    batch_close_block(&w->cur, type, start, patch, patch_i);
+    w->in_flight += HDR + n;
+}
+
+/* Open the next data block at the end of the caller's batch. */
+static void
+block_open(hfile_writer *w)
+{
+    w->block_base = w->cur.data.len;
+    buf_resize(&w->cur.data, w->block_base + HDR);
+    w->block_has_cells = 0;
 }
 
 /* Non-root payload of chunk c appended to w->scratch. */
@@ -488,16 +865,14 @@ wbloom_write_ready(hfile_writer *w, writer_bloom *b, int closing)
         b->chunk_open = 0;
     }
     for (size_t i = 0; i < b->nready; i++) {
-        block_start(&w->scratch);
-        buf_append(&w->scratch, b->ready[i].bits.data, b->ready[i].bits.len);
-        uint64_t off;
-        uint32_t size;
-        if (write_counted(w, HFILE_BLOCK_BLOOM_CHUNK, &off, &size) != KILN_OK)
-            return w->status;
-        chunk_add(&b->index, b->ready[i].key.data, b->ready[i].key.len, off, size, 0);
+        /* Offset and size arrive when the chunk is written. */
+        chunk_add(&b->index, b->ready[i].key.data, b->ready[i].key.len, 0, 0, 0);
+        queue_block(w, HFILE_BLOCK_BLOOM_CHUNK, b->ready[i].bits.data, b->ready[i].bits.len,
+                    &b->index, b->index.n - 1);
+        w->total_uncompressed += HDR + b->ready[i].bits.len;
     }
     b->nready = 0;
-    return KILN_OK;
+    return w->status;
 }
 
 /* BLMFMET2 / DFBLMET2 payload into w->scratch.
@@ -532,20 +907,22 @@ wbloom_meta_payload(hfile_writer *w, const writer_bloom *b)
 
 /* ------------------------------------------------------------------ data blocks */
 
-/* Flush the pending leaf chunk as an IDXLEAF2 block and index it in the root. */
+/* Flush the pending leaf chunk as an IDXLEAF2 block and index it in the root.
+ * Its entries need the offsets of its data blocks: wait until they are all
+ * written (once per leaf, every few thousand blocks). */
 static kiln_status
 write_leaf(hfile_writer *w)
 {
+    if (batch_drain(w) != KILN_OK)
+        return w->status;
     block_start(&w->scratch);
     scratch_put_nonroot(w, &w->leaf);
     size_t raw = w->scratch.len - HDR;
-    uint64_t off;
-    uint32_t size;
-    if (write_counted(w, HFILE_BLOCK_LEAF_INDEX, &off, &size) != KILN_OK)
-        return w->status;
-    w->index_uncompressed += raw;
     kslice first = chunk_key(&w->leaf, 0);
-    chunk_add(&w->root, first.p, first.n, off, size, w->index_entries);
+    chunk_add(&w->root, first.p, first.n, 0, 0, w->index_entries);
+    queue_block(w, HFILE_BLOCK_LEAF_INDEX, w->scratch.data + HDR, raw, &w->root, w->root.n - 1);
+    w->total_uncompressed += HDR + raw;
+    w->index_uncompressed += raw;
     w->levels = 2;
     chunk_clear(&w->leaf);
     return KILN_OK;
@@ -571,12 +948,16 @@ write_inline_blocks(hfile_writer *w, int closing)
     return wbloom_write_ready(w, &w->dfbloom, closing);
 }
 
+/* Close the open data block: index it (its offset and size follow when it is
+ * written) and remember its last key. */
 static kiln_status
 finish_block(hfile_writer *w)
 {
-    if (!w->block_has_cells)
-        return KILN_OK;
-    const uint8_t *first = w->block.data + w->first_key_off;
+    if (!w->block_has_cells) {
+        buf_resize(&w->cur.data, w->block_base);   /* drop the reservation */
+        return w->status;
+    }
+    const uint8_t *first = w->cur.data.data + w->first_key_off;
     if (w->data_blocks == 0) {
         buf_reset(&w->keybuf);
         buf_append(&w->keybuf, first, w->first_key_len);
@@ -586,23 +967,17 @@ finish_block(hfile_writer *w)
     }
     /* The last key outlives the block: next index key and order check. */
     buf_reset(&w->prev_last_key);
-    buf_append(&w->prev_last_key, w->block.data + w->last_key_off, w->last_key_len);
+    buf_append(&w->prev_last_key, w->cur.data.data + w->last_key_off, w->last_key_len);
 
-    size_t raw = w->block.len - HDR;
-    uint64_t off;
-    uint32_t size;
-    if (write_block(w, HFILE_BLOCK_DATA, &w->block, &off, &size) != KILN_OK)
-        return w->status;
+    size_t raw = w->cur.data.len - w->block_base - HDR;
     w->total_uncompressed += HDR + raw;
-    if (w->first_data_block_offset < 0)
-        w->first_data_block_offset = (int64_t)off;
-    w->last_data_block_offset = (int64_t)off;
-    chunk_add(&w->leaf, w->keybuf.data, w->keybuf.len, off, size, 0);
+    chunk_add(&w->leaf, w->keybuf.data, w->keybuf.len, 0, 0, 0);
+    batch_close_block(&w->cur, HFILE_BLOCK_DATA, w->block_base, &w->leaf, w->leaf.n - 1);
+    w->in_flight += HDR + raw;
     w->index_entries++;
     w->data_blocks++;
-    block_start(&w->block);
     w->block_has_cells = 0;
-    return KILN_OK;
+    return w->status;
 }
 
 /* ------------------------------------------------------------------ open / add */
@@ -634,6 +1009,8 @@ hfile_writer_open(const char *path, const hfile_writer_options *opts, hfile_writ
     if (!(o.bloom_error_rate > 0 && o.bloom_error_rate < 1))
         return status_set(err, KILN_INVALID, "%s: bloom error rate %g not in (0, 1)", path,
                           o.bloom_error_rate);
+    if (o.threads < 0 || o.threads > 1)
+        return status_set(err, KILN_INVALID, "%s: threads %d is not 0 or 1", path, o.threads);
 
     env_file *f;
     kiln_status s = env_create(path, 0, &f, err);
@@ -642,20 +1019,25 @@ hfile_writer_open(const char *path, const hfile_writer_options *opts, hfile_writ
 
     hfile_writer *w = kiln_calloc(1, sizeof *w);
     w->path = (char *)kiln_memdup(path, strlen(path) + 1);
-    w->f = f;
     w->o = o;
+    w->threaded = o.threads > 0;
     if (o.source_task != NULL) {
         w->source_task = (char *)kiln_memdup(o.source_task, strlen(o.source_task) + 1);
         w->o.source_task = w->source_task;
     }
     status_clear(&w->err);
+    w->out.f = f;
+    w->out.path = w->path;
+    w->out.codec = o.codec;
     for (int i = 0; i < HFILE_BLOCK_TYPE_COUNT; i++)
-        w->prev_offset[i] = -1;
-    buf_init(&w->block);
-    buf_reserve(&w->block, HDR + o.block_size + 1024);
-    block_start(&w->block);
+        w->out.prev_offset[i] = -1;
+    buf_init(&w->out.comp);
+    buf_init(&w->out.sums);
+    status_clear(&w->out.err);
+    batch_init(&w->cur);
+    buf_reserve(&w->cur.data, HDR + o.block_size + 1024);
+    block_open(w);
     buf_init(&w->prev_last_key);
-    buf_init(&w->comp);
     buf_init(&w->scratch);
     buf_init(&w->keybuf);
     buf_init(&w->biggest_key);
@@ -699,7 +1081,7 @@ timerange_include(hfile_writer *w, int64_t ts)
 kiln_status
 hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
 {
-    if (w->status != KILN_OK)
+    if (w->status != KILN_OK || pipe_check(w) != KILN_OK)
         return writer_report(w, err);
     unsigned long long n = (unsigned long long)w->entries;
     if (c->row_len > CELL_ROW_MAX || c->family_len > CELL_FAMILY_MAX || c->tags_len > 0xFFFF) {
@@ -727,24 +1109,29 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
     /* Order against the previous cell; what changed drives the blooms. */
     int dup = 0, new_row = 1, new_col = 1;
     if (w->entries > 0) {
-        const uint8_t *lk = w->block_has_cells ? w->block.data + w->last_key_off
+        const uint8_t *lk = w->block_has_cells ? w->cur.data.data + w->last_key_off
                                                : w->prev_last_key.data;
         size_t lkl = w->block_has_cells ? w->last_key_len : w->prev_last_key.len;
-        kiln_cell prev;
-        cell_key_decode(lk, lkl, &prev, NULL);
-        int cmp = cell_compare(c, &prev);
+        /* The rows decide most cells: the previous key is decoded and the
+         * whole cell compared only within a row. (The key was written here,
+         * so its row length field is sound.) */
+        int cmp = bytes_cmp(c->row, c->row_len, lk + 2, coding_get_be16(lk));
+        if (cmp == 0) {
+            kiln_cell prev;
+            cell_key_decode(lk, lkl, &prev, NULL);
+            cmp = cell_compare(c, &prev);
+            new_row = 0;
+            new_col = c->family_len != prev.family_len || c->qualifier_len != prev.qualifier_len ||
+                      (c->family_len && memcmp(c->family, prev.family, c->family_len) != 0) ||
+                      (c->qualifier_len &&
+                       memcmp(c->qualifier, prev.qualifier, c->qualifier_len) != 0);
+        }
         if (cmp < 0) {
             writer_fail(w, KILN_INVALID, "%s: key not lexically larger than previous at cell %llu",
                         w->path, n);
             return writer_report(w, err);
         }
         dup = cmp == 0;
-        new_row = c->row_len != prev.row_len ||
-                  (c->row_len && memcmp(c->row, prev.row, c->row_len) != 0);
-        new_col = new_row || c->family_len != prev.family_len ||
-                  c->qualifier_len != prev.qualifier_len ||
-                  (c->family_len && memcmp(c->family, prev.family, c->family_len) != 0) ||
-                  (c->qualifier_len && memcmp(c->qualifier, prev.qualifier, c->qualifier_len) != 0);
     }
 
     /* Blooms see the cell before the block boundary check, as in HBase, so a
@@ -775,9 +1162,13 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
         }
     }
 
-    if (!dup && w->block_has_cells && w->block.len - HDR >= w->o.block_size) {
+    if (!dup && w->block_has_cells && w->cur.data.len - w->block_base - HDR >= w->o.block_size) {
         if (finish_block(w) != KILN_OK || write_inline_blocks(w, 0) != KILN_OK)
             return writer_report(w, err);
+        /* Without the thread every block goes out at once, as it closes. */
+        if ((!w->threaded || w->cur.data.len >= w->o.batch_bytes) && batch_submit(w) != KILN_OK)
+            return writer_report(w, err);
+        block_open(w);
     }
 
     /*   SIZE | FIELD
@@ -788,8 +1179,8 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
      *   2+T  | tags length and tags (include_tags)
      *   1..9 | mvcc vlong (include_mvcc)
      */
-    buf_reserve(&w->block, (size_t)need);
-    uint8_t *p = w->block.data + w->block.len;
+    buf_reserve(&w->cur.data, (size_t)need);
+    uint8_t *p = w->cur.data.data + w->cur.data.len;
     coding_put_be32(p, (uint32_t)klen);
     coding_put_be32(p + 4, c->value_len);
     cell_key_write(c, p + 8);
@@ -808,7 +1199,7 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
     }
     if (w->o.include_mvcc)
         coding_put_vlong(q, (int64_t)c->mvcc);
-    size_t key_off = w->block.len + 8;
+    size_t key_off = w->cur.data.len + 8;
     if (!w->block_has_cells) {
         w->first_key_off = key_off;
         w->first_key_len = (uint32_t)klen;
@@ -816,7 +1207,7 @@ hfile_writer_add(hfile_writer *w, const kiln_cell *c, kiln_err *err)
     }
     w->last_key_off = key_off;
     w->last_key_len = (uint32_t)klen;
-    w->block.len += (size_t)need;
+    w->cur.data.len += (size_t)need;
 
     /* Statistics for FileInfo. */
     w->entries++;
@@ -864,7 +1255,9 @@ hfile_writer_entries(const hfile_writer *w)
 uint64_t
 hfile_writer_bytes(const hfile_writer *w)
 {
-    return w->offset;
+    /* Grows with every closed block, with the thread too (compaction paces
+     * and polls by it); exact once the blocks are written. */
+    return w->offset + w->in_flight;
 }
 
 /* ------------------------------------------------------------------ finish */
@@ -1014,7 +1407,12 @@ fill_fileinfo(hfile_writer *w)
 static kiln_status
 writer_close_out(hfile_writer *w)
 {
-    if (finish_block(w) != KILN_OK || write_inline_blocks(w, 1) != KILN_OK)
+    if (finish_block(w) != KILN_OK || write_inline_blocks(w, 1) != KILN_OK ||
+        batch_drain(w) != KILN_OK)
+        return w->status;
+    /* The rest is written here: the index roots need every offset. */
+    pipe_stop(w, 0);
+    if (writer_take_out(w) != KILN_OK)
         return w->status;
 
     hfile_trailer t;
@@ -1057,15 +1455,15 @@ writer_close_out(hfile_writer *w)
     t.compression_codec = (uint32_t)w->o.codec;
     uint8_t trailer[HFILE_TRAILER_SIZE];
     hfile_trailer_encode(&t, trailer);
-    kiln_status s = env_append(w->f, trailer, sizeof trailer, &w->err);
+    kiln_status s = env_append(w->out.f, trailer, sizeof trailer, &w->err);
     if (s != KILN_OK)
         return writer_adopt(w, s);
     w->offset += sizeof trailer;
 
-    if (w->o.sync && (s = env_sync(w->f, &w->err)) != KILN_OK)
+    if (w->o.sync && (s = env_sync(w->out.f, &w->err)) != KILN_OK)
         return writer_adopt(w, s);
-    env_file *f = w->f;
-    w->f = NULL;
+    env_file *f = w->out.f;
+    w->out.f = NULL;
     s = env_close(f, &w->err);
     return writer_adopt(w, s);
 }
@@ -1075,9 +1473,10 @@ writer_free(hfile_writer *w)
 {
     free(w->path);
     free(w->source_task);
-    buf_free(&w->block);
+    batch_free(&w->cur);
     buf_free(&w->prev_last_key);
-    buf_free(&w->comp);
+    buf_free(&w->out.comp);
+    buf_free(&w->out.sums);
     buf_free(&w->scratch);
     buf_free(&w->keybuf);
     buf_free(&w->biggest_key);
@@ -1097,8 +1496,9 @@ hfile_writer_abandon(hfile_writer *w)
 {
     if (w == NULL)
         return;
-    if (w->f != NULL)
-        env_close(w->f, NULL);
+    pipe_stop(w, 1);
+    if (w->out.f != NULL)
+        env_close(w->out.f, NULL);
     env_unlink(w->path, NULL);
     writer_free(w);
 }

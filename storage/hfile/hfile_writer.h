@@ -12,10 +12,23 @@
  * a compound bloom (ROW or ROWCOL), FileInfo with every key HBase requires
  * plus the bulk-load keys, and the protobuf trailer.
  *
- * Memory: one data block, the pending index chunk, the open bloom chunk and
- * the root index; nothing grows with the number of cells beyond the root index.
+ * Pipeline (threads = 1, the default): the caller serializes cells into a
+ * batch of blocks; when a data block closes, it and the inline blocks after
+ * it (index leaf, bloom chunks) join the batch, and a batch of batch_bytes
+ * goes to one background thread that compresses, checksums and appends it
+ * while the caller fills the next. Index entries get their offsets when the
+ * thread hands a written batch back, so the file is byte-for-byte the one
+ * threads = 0 writes. The thread starts with the first batch (a file of one
+ * batch never starts it) and ends in finish or abandon. A write error on the
+ * thread is returned by the next add or by finish, naming the file and the
+ * block's offset.
  *
- * Thread-safety: a writer is used by one thread at a time.
+ * Memory: one data block (threads = 0) or five batches (threads = 1), the
+ * pending index chunk, the open bloom chunk and the root index; nothing grows
+ * with the number of cells beyond the root index.
+ *
+ * Thread-safety: a writer is used by one thread at a time (its own
+ * background thread aside).
  */
 #ifndef KILN_HFILE_WRITER_H
 #define KILN_HFILE_WRITER_H
@@ -41,6 +54,10 @@ typedef struct hfile_writer_options {
     int bulkload_info;           /* add BULKLOAD_TIMESTAMP, MAJOR_COMPACTION_KEY, ...; default 1 */
     const char *source_task;     /* BULKLOAD_SOURCE_TASK, or NULL */
     int sync;                    /* fsync the file in finish; default 1 */
+    int threads;                 /* 1: compress, checksum and write closed blocks on a
+                                  * background thread; 0: on the caller's; default 1 */
+    size_t batch_bytes;          /* threads = 1: closed blocks handed over at a time
+                                  * (uncompressed bytes; 0 = every block); default 262144 */
 } hfile_writer_options;
 
 /* Fill o with the defaults above. */
@@ -77,7 +94,9 @@ kiln_status hfile_writer_finish(hfile_writer *w, hfile_writer_stats *stats, kiln
 /* Close and remove the partial file and free the writer. w may be NULL. */
 void hfile_writer_abandon(hfile_writer *w);
 
-/* Entries added so far, and bytes written so far (to roll files by size). */
+/* Entries added so far, and bytes written so far (to roll files by size).
+ * The bytes grow with every data block that closes; with the thread, closed
+ * blocks not yet written count at their uncompressed size until they are. */
 uint64_t hfile_writer_entries(const hfile_writer *w);
 uint64_t hfile_writer_bytes(const hfile_writer *w);
 
