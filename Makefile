@@ -285,8 +285,8 @@ ifneq ($(PEERS),)
 	scripts/wordcount_peers_bench.sh --peers $(PEERS)
 endif
 
-# Word count against MR-MPI and Phoenix++ (their harness from PEERS, default
-# $$KILN_PEERS or ../shared/bench/peers; says so and stops when it is absent).
+# Word count against MR-MPI and Phoenix++ (their harness from PEERS, else the
+# script's default peer directory; it says so and stops when that is absent).
 bench-wordcount: all
 	scripts/wordcount_peers_bench.sh $(if $(PEERS),--peers $(PEERS))
 

@@ -2,8 +2,9 @@
 # self_contained_test.sh -- the checkout builds and tests on its own: no tracked
 # file outside the documentation (*.md) reads from the "shared" tree beside it
 # or from an absolute path of one machine (under /work). The one exception is the
-# peer benchmarks' default peer directory, on the lines of scripts/bench.sh and
-# bench/server_bench.sh that name KILN_PEERS (the option that overrides it).
+# peer benchmarks' default peer directory, on the lines of scripts/bench.sh,
+# scripts/wordcount_peers_bench.sh and bench/server_bench.sh that name
+# KILN_PEERS (the option that overrides it).
 # Also: the HBase vectors the tests read are tracked and match the SHA-256 sums
 # of tests/data/hbase/README.md, and the check itself finds a planted reference.
 # Prints "N passed, N failed"; exits 1 on any failure.
@@ -21,7 +22,7 @@ SIBLING_TEXT=..'/'shared
 ABSOLUTE_TEXT=/work'/'
 SIBLING='\.\./'"shared"
 ABSOLUTE='/'"work/"
-ALLOWED='^(scripts/bench\.sh|bench/server_bench\.sh):[0-9]+:.*KILN_PEERS'
+ALLOWED='^(scripts/bench\.sh|scripts/wordcount_peers_bench\.sh|bench/server_bench\.sh):[0-9]+:.*KILN_PEERS'
 
 # refs DIR PATTERN: "file:line:text" of each tracked, non-binary, non-*.md file
 # of the checkout at DIR that matches PATTERN, less the allowed lines.
