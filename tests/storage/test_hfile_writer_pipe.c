@@ -31,17 +31,15 @@
 #include "storage/base/status.h"
 #include "storage/hfile/cell.h"
 #include "storage/hfile/hfile_writer.h"
+#include "tests/support/test_util.h"
 
 static uint64_t rng_state;
-static char tmp_dir[64];
+static char tmp_dir[160];
 
 static uint64_t
 rnd(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return tu_splitmix64(&rng_state);
 }
 
 static void
@@ -519,8 +517,8 @@ bytes_grow_with_every_block(void **state)
 static int
 setup_dir(void **state)
 {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/kiln-hfwp-XXXXXX");
-    return mkdtemp(tmp_dir) == NULL ? -1 : 0;
+    tu_mkdtemp(tmp_dir, sizeof tmp_dir, "hfwp");
+    return 0;
 }
 
 static int

@@ -14,15 +14,7 @@
 #include <string.h>
 
 #include "storage/base/slab.h"
-
-static uint64_t
-rnd_next(uint64_t *st)
-{
-    uint64_t z = (*st += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+#include "tests/support/test_util.h"
 
 /* Every size gets at least what it asked for, at most an eighth more (plus
  * the 16-byte rounding), 16-byte aligned. */
@@ -80,7 +72,7 @@ random_mix(uint64_t seed, int rounds, int check_all)
     size_t nl = 0;
     uint64_t st = seed;
     for (int r = 0; r < rounds; r++) {
-        uint64_t x = rnd_next(&st);
+        uint64_t x = tu_splitmix64(&st);
         if (nl < MAXLIVE && (nl == 0 || x % 3 != 0)) {
             size_t usable;
             live o = {.n = sizes[(x >> 8) % (sizeof sizes / sizeof sizes[0])], .tag = (uint8_t)(x >> 16)};
