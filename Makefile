@@ -290,6 +290,11 @@ endif
 bench-wordcount: all
 	scripts/wordcount_peers_bench.sh $(if $(PEERS),--peers $(PEERS))
 
+# How wordcount, importtsv and kiln load grow from 200 MiB to 10 GiB of input,
+# and importtsv against the HFile writer on the same cells (no peer needed).
+bench-growth: all $(BENCH_PROGRAMS)
+	scripts/growth_bench.sh
+
 # ---------------------------------------------------------------- install, hygiene
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -301,6 +306,6 @@ check-deps: all
 clean:
 	rm -rf build build-*
 
-.PHONY: all test deps fuzz bench bench-wordcount install check-deps clean
+.PHONY: all test deps fuzz bench bench-wordcount bench-growth install check-deps clean
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -31,6 +31,7 @@
 
 static const char kiln_bench_usage_text[] =
     "Usage: kiln-bench gen   N\n"
+    "       kiln-bench tsv   FILE N        kiln-bench dump FILE N\n"
     "       kiln-bench write FILE N [--block-size B] [--compression C] [--bloom B]\n"
     "                        [--uid-offset X] [--data-version V] [--writer-threads W]\n"
     "       kiln-bench get   FILE N [--threads T] [--ops K] [--cache-mb M] [--warm]\n"
@@ -44,6 +45,12 @@ static const char kiln_bench_usage_text[] =
     "timestamp 1700000000000, type Put, value = the dataset value.\n"
     "\n"
     "  gen      time key and value generation only\n"
+    "  tsv      write rows 0..N-1 as importtsv input lines, ROWHEX<TAB>VALUE\n"
+    "           (ROWHEX: the key's 32 lower-case hex digits, which sort as the\n"
+    "           key does), for importtsv.columns=HBASE_ROW_KEY,f:v\n"
+    "  dump     write the same cells as tsv in `kiln hfile dump` form\n"
+    "           (ROWHEX, f:v, 1700000000000, Put, VALUE), for `kiln hfile write`;\n"
+    "           FILE - is standard output for both\n"
     "  write    write rows 0..N-1 into one HFile with hfile_writer (fsynced, as\n"
     "           SstFileWriter is); prints n, block, secs, keys_per_s, raw_MB,\n"
     "           raw_MBps, file_MB, file_MBps, ratio (file / raw key+value bytes)\n"
@@ -217,6 +224,46 @@ kiln_bench_gen(uint64_t n)
     double dt = now_s() - t0;
     printf("gen n=%llu secs=%.3f keys_per_s=%.0f (sink %llu)\n", (unsigned long long)n, dt,
            n / dt, (unsigned long long)sink);
+    return 0;
+}
+
+/* Rows 0..n-1 as text lines: importtsv's input (dump = 0) or the same cells
+ * in `kiln hfile dump` form (dump = 1). */
+static int
+kiln_bench_text(const char *path, uint64_t n, int dump)
+{
+    static const char hex[] = "0123456789abcdef";
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    if (f == NULL) {
+        fprintf(stderr, "kiln-bench: %s: %s\n", path, strerror(errno));
+        return EX_CANTCREAT;
+    }
+    static char buf[1 << 16];
+    setvbuf(f, buf, _IOFBF, sizeof buf);
+    uint8_t k[KEY_LEN];
+    char v[VAL_LEN], row[2 * KEY_LEN];
+    for (uint64_t i = 0; i < n; i++) {
+        make_key_off(i, 0, kiln_bench_o.uid_offset, k);
+        make_value_v(i, kiln_bench_o.data_version, v);
+        for (int j = 0; j < KEY_LEN; j++) {
+            row[2 * j] = hex[k[j] >> 4];
+            row[2 * j + 1] = hex[k[j] & 15];
+        }
+        fwrite(row, 1, sizeof row, f);
+        if (dump)
+            fprintf(f, "\t%s:%s\t%lld\tPut", KILN_BENCH_FAMILY, KILN_BENCH_QUALIFIER,
+                    (long long)KILN_BENCH_TS);
+        putc('\t', f);
+        fwrite(v, 1, VAL_LEN, f);
+        putc('\n', f);
+    }
+    int bad = fflush(f) != 0 || ferror(f);
+    if (f != stdout && fclose(f) != 0)
+        bad = 1;
+    if (bad) {
+        fprintf(stderr, "kiln-bench: %s: %s\n", path, strerror(errno));
+        return EX_IOERR;
+    }
     return 0;
 }
 
@@ -622,13 +669,18 @@ main(int argc, char **argv)
             return kiln_bench_usage_error("unexpected argument '%s'", x);
     }
     if (cmd == NULL)
-        return kiln_bench_usage_error("%s", "expected a command: gen, write, get or scan");
+        return kiln_bench_usage_error("%s", "expected a command: gen, tsv, dump, write, get or scan");
 
     uint64_t n;
     if (!strcmp(cmd, "gen")) {
         if (npos != 1 || kiln_bench_parse_u64(pos[0], &n) != 0)
             return kiln_bench_usage_error("%s", "gen: expected N");
         return kiln_bench_gen(n);
+    }
+    if (!strcmp(cmd, "tsv") || !strcmp(cmd, "dump")) {
+        if (npos != 2 || kiln_bench_parse_u64(pos[1], &n) != 0)
+            return kiln_bench_usage_error("%s: expected FILE N", cmd);
+        return kiln_bench_text(pos[0], n, !strcmp(cmd, "dump"));
     }
     if (strcmp(cmd, "write") && strcmp(cmd, "get") && strcmp(cmd, "scan"))
         return kiln_bench_usage_error("unknown command '%s'", cmd);

@@ -16,6 +16,9 @@
 #                                            table-read ceiling: scripts/table_input_bench.sh)
 #   scripts/bench.sh --suite wordcount [ARGS]  (word count against MR-MPI and Phoenix++:
 #                                            scripts/wordcount_peers_bench.sh ARGS)
+#   scripts/bench.sh --suite growth [ARGS]  (wordcount, importtsv and load from 200 MiB
+#                                            to 10 GiB; importtsv against the HFile
+#                                            writer: scripts/growth_bench.sh ARGS)
 #
 # Defaults: 10M rows, 3 runs, 2M Gets per thread, 200k scans, data in
 # $BENCH_DIR or /tmp/kiln-bench, PEERS $KILN_PEERS or ../shared/bench/peers
@@ -37,7 +40,7 @@ DIR=${BENCH_DIR:-/tmp/kiln-bench}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
 
 usage() {
-    sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
 }
 SUMMARIZE=
 ONLY=
@@ -48,8 +51,9 @@ if [ "${1:-}" = --suite ]; then
     put) shift 2; exec scripts/put_bench.sh "$@" ;;
     table-input) shift 2; exec scripts/table_input_bench.sh "$@" ;;
     wordcount) shift 2; exec scripts/wordcount_peers_bench.sh "$@" ;;
+    growth) shift 2; exec scripts/growth_bench.sh "$@" ;;
     read) shift 2 ;;
-    *) echo "bench.sh: --suite takes put, read, table-input or wordcount, not '${2:-}'" >&2; exit 64 ;;
+    *) echo "bench.sh: --suite takes put, read, table-input, wordcount or growth, not '${2:-}'" >&2; exit 64 ;;
     esac
 fi
 
