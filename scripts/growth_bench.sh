@@ -16,12 +16,18 @@
 #   ceiling    the same cells (--rows, default 10M) by importtsv at -n 1 and
 #              -n NP against `kiln hfile write` (one process, no shuffle:
 #              the writer's ceiling), in turn, round after round.
+#   get        random Gets (`kiln-bench get`, 2M a run) on one HFile of 10M
+#              and one of 100M dataset rows, each with a block cache of 10%
+#              of its file, in turn: p99 at 100M over p99 at 10M. The files
+#              (DIR/get-10m.hfile, DIR/get-100m.hfile: 0.6 and 5.8 GB) are
+#              written once and kept; the page cache is filled first, so
+#              what grows is the index and the cache, not the disk.
 #
 # For each size: the median wall time, seconds per GiB and its ratio to the
 # smallest size's (1.00 = linear), and the peak RSS of the largest rank (the
 # job's own "Peak Physical memory" counter).
 #
-#   scripts/growth_bench.sh [--part wordcount|importtsv|ceiling|all]
+#   scripts/growth_bench.sh [--part wordcount|importtsv|ceiling|get|all]
 #                           [--copies "1 5 20 51"] [--runs R] [--rows N]
 #                           [-n NP] [--dir DIR] [--keep]
 #
@@ -49,12 +55,12 @@ while [ $# -gt 0 ]; do
     -n) NP=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "growth_bench.sh: unknown argument '$1' (try --help)" >&2; exit 64 ;;
     esac
 done
-case $PART in wordcount | importtsv | ceiling | all) ;;
-*) echo "growth_bench.sh: --part takes wordcount, importtsv, ceiling or all, not '$PART'" >&2; exit 64 ;;
+case $PART in wordcount | importtsv | ceiling | get | all) ;;
+*) echo "growth_bench.sh: --part takes wordcount, importtsv, ceiling, get or all, not '$PART'" >&2; exit 64 ;;
 esac
 for v in $COPIES "$RUNS" "$ROWS" "$NP"; do
     case $v in '' | *[!0-9]* | 0) echo "growth_bench.sh: '$v' is not a positive number" >&2; exit 64 ;; esac
@@ -117,7 +123,7 @@ wordcount_part() {
             cpus+=("$(counter "$o/_job.json" "CPU time spent (ms)")")
             rss+=("$(counter "$o/_job.json" "Peak Physical memory (bytes)")")
             local got
-            got=$(cat "$o"/part-r-* | awk -F'\t' '{ n++; s += $2 } END { print n, s }')
+            got=$(cat "$o"/part-r-* | awk -F'\t' '{ n++; s += $2 } END { printf "%d %.0f\n", n, s }')
             if [ "$got" != "992883 $((48193684 * k))" ]; then
                 out "OUTPUT WRONG at $k copies: $got (want 992883 $((48193684 * k)))"
                 exit 1
@@ -266,11 +272,48 @@ ceiling_part() {
     out "(ceiling/this: the writer's rows/s over the job's rows/s per rank; the goal is <= 2)"
 }
 
+# ------------------------------------------------------------------ get
+get_part() {
+    local f n mb p10 p100 r
+    for n in 10000000 100000000; do
+        f=$DIR/get-$((n / 1000000))m.hfile
+        if [ ! -s "$f" ]; then
+            say "writing $f"
+            "$KB" write "$f" "$n" > "$LOGS/get-write-$n.log"
+        fi
+        cat "$f" > /dev/null
+    done
+    local m10 m100
+    m10=$(( $(stat -L -c %s "$DIR/get-10m.hfile") / 10 / 1048576 ))
+    m100=$(( $(stat -L -c %s "$DIR/get-100m.hfile") / 10 / 1048576 ))
+    local a=() b=() pr=()
+    out ""
+    out "Get p99 as the data grows: block cache 10% of the file ($m10 and $m100 MiB), 2M Gets a run"
+    for r in $(seq $((RUNS > 3 ? RUNS : 3))); do
+        "$KB" get "$DIR/get-10m.hfile" 10000000 --ops 2000000 --cache-mb "$m10" > "$LOGS/get-10m-$r.log" 2>&1
+        "$KB" get "$DIR/get-100m.hfile" 100000000 --ops 2000000 --cache-mb "$m100" > "$LOGS/get-100m-$r.log" 2>&1
+        p10=$(grep -o 'p99_us=[0-9.]*' "$LOGS/get-10m-$r.log" | cut -d= -f2)
+        p100=$(grep -o 'p99_us=[0-9.]*' "$LOGS/get-100m-$r.log" | cut -d= -f2)
+        grep -q ' bad=0 ' "$LOGS/get-10m-$r.log" && grep -q ' bad=0 ' "$LOGS/get-100m-$r.log" ||
+            { out "GET WRONG: bad answers (see $LOGS/get-*-$r.log)"; exit 1; }
+        a+=("$p10"); b+=("$p100"); pr+=("$(echo "$p100 / $p10" | bc -l)")
+        out "$(printf 'round %d: p99 %.2f us at 10M, %.2f us at 100M (%.2fx); %s and %s Gets/s' "$r" "$p10" \
+            "$p100" "${pr[-1]}" "$(grep -o 'ops_per_s=[0-9]*' "$LOGS/get-10m-$r.log" | cut -d= -f2)" \
+            "$(grep -o 'ops_per_s=[0-9]*' "$LOGS/get-100m-$r.log" | cut -d= -f2)")"
+    done
+    local ma mb
+    ma=$(printf '%s\n' "${a[@]}" | median)
+    mb=$(printf '%s\n' "${b[@]}" | median)
+    out "$(printf 'median p99 %.2f us at 10M, %.2f us at 100M: ratio of medians %.2f, median of paired ratios %.2f (goal <= 1.3)' \
+        "$ma" "$mb" "$(echo "$mb / $ma" | bc -l)" "$(printf '%s\n' "${pr[@]}" | median)")"
+}
+
 case $PART in
+get) get_part ;;
 wordcount) wordcount_part ;;
 importtsv) importtsv_part ;;
 ceiling) ceiling_part ;;
-all) wordcount_part; importtsv_part; ceiling_part ;;
+all) wordcount_part; importtsv_part; ceiling_part; get_part ;;
 esac
 out ""
 out "load average after: $(cut -d' ' -f1-3 /proc/loadavg); logs in $LOGS"
