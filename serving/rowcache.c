@@ -8,11 +8,14 @@
  * atomic so that caches of different tables and versions can share a budget
  * without a global lock.
  *
- * Entries live in 1 MiB slabs mapped per shard and cut into 32-byte size
+ * Entries live in 2 MiB slabs mapped per shard and cut into 32-byte size
  * classes, with a free list per class (entries above 4 KiB get a mapping of
  * their own). A cache of millions of rows is freed by unmapping its slabs:
  * no per-entry free, and the memory goes back to the system at once rather
- * than staying in malloc's per-thread arenas.
+ * than staying in malloc's per-thread arenas. The slabs, and bucket arrays
+ * of a slab or more, are aligned huge pages (slab_map_huge): a Get on a
+ * cache of gigabytes misses on its bucket and its entry, and on 4 KiB pages
+ * each of those misses is a page walk too.
  */
 #include "serving/rowcache.h"
 
@@ -23,9 +26,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "storage/base/slab.h"
+
 #define ROWCACHE_SHARD_BITS 5
 #define ROWCACHE_SHARDS (1u << ROWCACHE_SHARD_BITS)
-#define ROWCACHE_SLAB_BYTES ((size_t)1 << 20)
+#define ROWCACHE_SLAB_BYTES SLAB_BYTES       /* 2 MiB, aligned, huge pages */
 #define ROWCACHE_CLASS_BYTES 32
 #define ROWCACHE_CLASSES 128                 /* slab entries up to 4 KiB */
 #define ROWCACHE_BIG UINT32_MAX
@@ -80,6 +85,9 @@ struct rowcache {
     rowcache_shard shards[ROWCACHE_SHARDS];
 };
 
+static rowcache_entry **rowcache_buckets_new(size_t nb);
+static void rowcache_buckets_free(rowcache_entry **b, size_t nb);
+
 rowcache_pool *
 rowcache_pool_new(size_t capacity_bytes)
 {
@@ -118,7 +126,7 @@ rowcache_new(rowcache_pool *pool)
         rowcache_shard *s = &c->shards[i];
         pthread_mutex_init(&s->mu, NULL);
         s->nbuckets = 16;
-        s->buckets = kiln_calloc(s->nbuckets, sizeof *s->buckets);
+        s->buckets = rowcache_buckets_new(s->nbuckets);
         s->bytes = s->nbuckets * sizeof *s->buckets;
         atomic_fetch_add_explicit(&pool->used, s->bytes, memory_order_relaxed);
         s->ring.next = s->ring.prev = &s->ring;
@@ -148,7 +156,7 @@ rowcache_free(rowcache *c)
             if (++unmapped % 64 == 0)
                 usleep(200);
         }
-        free(s->buckets);
+        rowcache_buckets_free(s->buckets, s->nbuckets);
         pthread_mutex_destroy(&s->mu);
     }
     atomic_fetch_sub_explicit(&c->pool->used, freed, memory_order_relaxed);
@@ -157,11 +165,43 @@ rowcache_free(rowcache *c)
 
 /* ------------------------------------------------------------------ slabs */
 
+/* A zeroed bucket array of nb slots: from huge pages once it spans a slab
+ * (a lookup's first miss is its bucket; on 4 KiB pages it is a page walk
+ * too), else from the heap. */
+static rowcache_entry **
+rowcache_buckets_new(size_t nb)
+{
+    size_t bytes = nb * sizeof(rowcache_entry *);
+    if (bytes < ROWCACHE_SLAB_BYTES)
+        return kiln_calloc(nb, sizeof(rowcache_entry *));
+    rowcache_entry **b = slab_map_huge(bytes);
+    if (b == NULL)
+        return kiln_calloc(nb, sizeof(rowcache_entry *));   /* which aborts if it fails too */
+    return b;
+}
+
+static void
+rowcache_buckets_free(rowcache_entry **b, size_t nb)
+{
+    size_t bytes = nb * sizeof(rowcache_entry *);
+    if (bytes < ROWCACHE_SLAB_BYTES)
+        free(b);
+    else
+        munmap(b, bytes);
+}
+
 static rowcache_map *
 rowcache_map_new(rowcache_shard *s, size_t size)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    void *p;
+    if (size == ROWCACHE_SLAB_BYTES) {
+        p = slab_map_huge(size);
+    } else {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            p = NULL;
+    }
+    if (p == NULL)
         return NULL;
     rowcache_map *m = p;
     m->size = size;
@@ -328,7 +368,7 @@ rowcache_grow(rowcache *c, rowcache_shard *s)
     size_t more = s->nbuckets * sizeof *s->buckets;
     s->bytes += more;
     atomic_fetch_add_explicit(&c->pool->used, more, memory_order_relaxed);
-    rowcache_entry **b = kiln_calloc(nb, sizeof *b);
+    rowcache_entry **b = rowcache_buckets_new(nb);
     for (size_t i = 0; i < s->nbuckets; i++) {
         for (rowcache_entry *e = s->buckets[i]; e != NULL;) {
             rowcache_entry *next = e->chain;
@@ -337,7 +377,7 @@ rowcache_grow(rowcache *c, rowcache_shard *s)
             e = next;
         }
     }
-    free(s->buckets);
+    rowcache_buckets_free(s->buckets, s->nbuckets);
     s->buckets = b;
     s->nbuckets = nb;
 }

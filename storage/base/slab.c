@@ -140,8 +140,27 @@ slab_reset(slab_hdr *s, slab_class *c)
     s->listed = 0;
 }
 
-/* A new slab for class c: a spare, or a fresh mapping of SLAB_BYTES,
- * aligned (map twice the size, keep the aligned part). */
+void *
+slab_map_huge(size_t n)
+{
+    /* map one slab more than asked, keep the aligned part */
+    size_t span = n + SLAB_BYTES;
+    uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    uintptr_t start = ((uintptr_t)p + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1);
+    size_t head = start - (uintptr_t)p, tail = span - head - n;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap((uint8_t *)start + n, tail);
+#ifdef MADV_HUGEPAGE
+    madvise((void *)start, n, MADV_HUGEPAGE);   /* a hint: no huge pages is fine */
+#endif
+    return (void *)start;
+}
+
+/* A new slab for class c: a spare, or a fresh mapping of SLAB_BYTES. */
 static slab_hdr *
 slab_map(slab_class *c)
 {
@@ -154,21 +173,11 @@ slab_map(slab_class *c)
         slab_reset(spare, c);
         return spare;
     }
-    size_t span = 2 * SLAB_BYTES;
-    uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
+    void *start = slab_map_huge(SLAB_BYTES);
+    if (start == NULL) {
         fprintf(stderr, "kiln: out of memory mapping a %zu-byte slab\n", SLAB_BYTES);
         abort();
     }
-    uintptr_t start = ((uintptr_t)p + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1);
-    size_t head = start - (uintptr_t)p, tail = span - head - SLAB_BYTES;
-    if (head)
-        munmap(p, head);
-    if (tail)
-        munmap((uint8_t *)start + SLAB_BYTES, tail);
-#ifdef MADV_HUGEPAGE
-    madvise((void *)start, SLAB_BYTES, MADV_HUGEPAGE);   /* a hint: no huge pages is fine */
-#endif
     atomic_fetch_add(&slab_mapped, SLAB_BYTES);
     slab_hdr *s = (slab_hdr *)start;
     slab_reset(s, c);

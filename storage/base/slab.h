@@ -36,6 +36,13 @@ void *slab_alloc(size_t n, size_t *usable);
 /* Give back an object of slab_alloc. p may be NULL. */
 void slab_free(void *p);
 
+/* An anonymous, zeroed mapping of n bytes (n a multiple of SLAB_BYTES),
+ * aligned to SLAB_BYTES and advised to be huge pages, for other caches that
+ * keep memory of their own (the serving row cache); give it back with
+ * munmap(p, n). NULL when the system has no memory. Not counted by
+ * slab_mapped_bytes. */
+void *slab_map_huge(size_t n);
+
 /* Bytes of slabs mapped now, over all classes (for tests and statistics). */
 size_t slab_mapped_bytes(void);
 

@@ -1,7 +1,8 @@
 /* test_slab.c -- the huge-page slab allocator behind the block cache: class
  * sizes and alignment, objects that never overlap under a random mix of
  * allocations and frees (every live object's bytes checked against a model),
- * empty slabs going back to the system, and two threads at once. */
+ * empty slabs going back to the system, two threads at once, and the aligned
+ * huge-page mappings other caches take (slab_map_huge). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +159,33 @@ two_threads(void **state)
         assert_int_equal(pthread_join(t[i], NULL), 0);
 }
 
+/* Mappings of one to five slabs: aligned to a slab, zeroed, every byte
+ * writable, two at once apart, not counted as slabs, and unmappable whole. */
+static void
+huge_mappings(void **state)
+{
+    (void)state;
+    size_t before = slab_mapped_bytes();
+    for (size_t k = 1; k <= 5; k++) {
+        size_t n = k * SLAB_BYTES;
+        uint8_t *a = slab_map_huge(n), *b = slab_map_huge(n);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal((uintptr_t)a % SLAB_BYTES, 0);
+        assert_int_equal((uintptr_t)b % SLAB_BYTES, 0);
+        assert_true(a + n <= b || b + n <= a);
+        for (size_t i = 0; i < n; i += 4096)
+            assert_int_equal(a[i] | a[i + 4095] | b[i], 0);
+        memset(a, 0xA5, n);
+        memset(b, 0x5A, n);
+        assert_int_equal(a[n - 1], 0xA5);
+        assert_int_equal(b[0], 0x5A);
+        assert_int_equal(munmap(a, n), 0);
+        assert_int_equal(munmap(b, n), 0);
+    }
+    assert_int_equal(slab_mapped_bytes(), before);
+}
+
 int
 main(void)
 {
@@ -165,6 +194,7 @@ main(void)
         cmocka_unit_test(no_overlap),
         cmocka_unit_test(empty_slabs_unmapped),
         cmocka_unit_test(two_threads),
+        cmocka_unit_test(huge_mappings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
