@@ -521,11 +521,12 @@ bulkload_read_moved(const char *job, int *found, char *table, size_t table_cap,
     const char *line = (const char *)b.data;
     unsigned long long v = 0, f = 0;
     char name[SCHEMA_NAME_MAX + 2];
-    int lineno = 1, ok = 1;
+    int lineno = 0, ok = 1;
     char fmt[32];
     snprintf(fmt, sizeof fmt, "table %%%zus", sizeof name - 1);
-    for (int want = 0; want < 4 && ok; want++, lineno++) {
+    for (int want = 0; want < 4 && ok; want++) {
         const char *end = strchr(line, '\n');
+        lineno = want + 1;
         if (end == NULL) {
             ok = 0;
             break;
