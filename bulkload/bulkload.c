@@ -544,7 +544,7 @@ bulkload_read_moved(const char *job, int *found, char *table, size_t table_cap,
         return status_set(err, KILN_CORRUPTION,
                           "%s: line %d: not a move record (kiln-moved 1, table, version, "
                           "fingerprint)", p, lineno);
-    snprintf(table, table_cap, "%s", name);
+    memcpy(table, name, strlen(name) + 1);   /* shorter than table_cap: checked above */
     *version = v;
     *fp = f;
     *found = 1;
