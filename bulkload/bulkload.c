@@ -1,7 +1,8 @@
 /* bulkload.c -- `kiln load`: check a job's HFile output, map its files to the
- * table's regions (splitting straddlers), stage them into the store by hard
- * link or copy, and publish the whole table -- with the index tables the job
- * built -- as one new view version. The steps and their guarantees are
+ * table's regions (splitting straddlers), stage them into the store by
+ * reflink or copy (or, for a move, by hard link), and publish the whole
+ * table -- with the index tables the job built -- as one new view version;
+ * a move then removes the job's names. The steps and their guarantees are
  * described in bulkload.h; the publish protocol in storage/table.h.
  */
 #include "bulkload/bulkload.h"
@@ -13,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#ifdef __linux__
-#endif
 
 #include "bulkload/bulkload_int.h"
 #include "storage/hfile/cell.h"
@@ -53,6 +52,7 @@ bulkload_action_name(bulkload_action a)
     case BULKLOAD_COPY:       return "copy";
     case BULKLOAD_SPLIT:      return "split";
     case BULKLOAD_SKIP_EMPTY: return "skip (empty)";
+    case BULKLOAD_MOVE:       return "move";
     }
     return "?";
 }
@@ -216,14 +216,14 @@ bulkload_index_schema(const kiln_schema *s, const char *dir, const char *name, k
 /* The table's HFiles, then each index's (JOB/_index/NAME/), in name order;
  * *ischemas gets the index tables' schemas. */
 static kiln_status
-bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r,
+bulkload_discover(const kiln_schema *s, const char *job, int allow_empty, bulkload_result *r,
                   kiln_schema **ischemas, kiln_err *err)
 {
     size_t cap = 0;
     kiln_status st = bulkload_discover_dir(s, job, 0, r, &cap, err);
     if (st != KILN_OK)
         return st;
-    if (r->file_count == 0)
+    if (r->file_count == 0 && !allow_empty)
         return status_set(err, KILN_NOT_FOUND,
                           "%s: no HFiles found (expected FAMILY/HFILE under the job output)", job);
     char idir[PATH_MAX];
@@ -272,7 +272,8 @@ bulkload_discover(const kiln_schema *s, const char *job, bulkload_result *r,
     free(names);
     if (st != KILN_OK)
         return st;
-    qsort(r->files, r->file_count, sizeof *r->files, bulkload_file_cmp);
+    if (r->file_count > 1)
+        qsort(r->files, r->file_count, sizeof *r->files, bulkload_file_cmp);
     return KILN_OK;
 }
 
@@ -299,7 +300,7 @@ bulkload_check_salt(const kiln_schema *s, const bulkload_file *f, const kiln_cel
 
 /* Open, check and map one file. */
 static kiln_status
-bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_split,
+bulkload_check_file(const kiln_schema *s, bulkload_file *f, const bulkload_options *o,
                     hfile_reader **out, uint64_t *fp, kiln_err *err)
 {
     hfile_reader *rd;
@@ -330,7 +331,7 @@ bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_s
     if (hfile_fileinfo_get(hfile_reader_fileinfo(rd), HFILE_FI_CREATE_TIME, &ct))
         *fp = store_rec_fnv64(*fp, ct.p, ct.n);
 
-    if (verify && (st = hfile_reader_check(rd, NULL, err)) != KILN_OK)
+    if (o->verify && (st = hfile_reader_check(rd, NULL, err)) != KILN_OK)
         return st;
     if (f->entries == 0 || fk.n == 0) {
         f->action = BULKLOAD_SKIP_EMPTY;
@@ -358,7 +359,7 @@ bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_s
     f->region_first = bulkload_region_of(s, first.row, first.row_len);
     f->region_last = bulkload_region_of(s, last.row, last.row_len);
     if (f->region_first != f->region_last) {
-        if (no_split) {
+        if (o->no_split) {
             const kbuf *b = &s->splits[f->region_first];
             kbuf pr = KBUF_INIT;
             cell_to_string_binary(&pr, b->data, b->len);
@@ -373,7 +374,7 @@ bulkload_check_file(const kiln_schema *s, bulkload_file *f, int verify, int no_s
         }
         f->action = BULKLOAD_SPLIT;
     } else {
-        f->action = BULKLOAD_COPY;
+        f->action = o->move ? BULKLOAD_MOVE : BULKLOAD_COPY;
     }
     return KILN_OK;
 }
@@ -403,8 +404,9 @@ bulkload_copy(const char *src, const char *dst, kiln_err *err)
 
 /* Give the store its own copy of src at dst: a reflink (the file system
  * shares the blocks copy-on-write) where the file system can, else a copy.
- * Never a hard link: a job file rewritten in place (O_TRUNC) would change a
- * published version under its readers. */
+ * Never a hard link here: a job file rewritten in place (O_TRUNC) would
+ * change a published version under its readers. A move (bulkload_move_one)
+ * links, and is safe because it removes the job's name after publishing. */
 static kiln_status
 bulkload_stage_one(const char *src, const char *dst, bulkload_action *action, kiln_err *err)
 {
@@ -432,6 +434,169 @@ bulkload_stage_one(const char *src, const char *dst, bulkload_action *action, ki
         return st;
     *action = BULKLOAD_COPY;
     return bulkload_copy(src, dst, err);
+}
+
+/* Errors of link(2) that say this file system pair cannot share an inode
+ * (not that something is wrong): the move copies instead. */
+static int
+bulkload_link_unsupported(int e)
+{
+    return e == EXDEV || e == EPERM || e == EOPNOTSUPP || e == ENOTSUP || e == EMLINK ||
+           e == ENOSYS;
+}
+
+/* Hard-link src at dst and make its data durable: open the new name and
+ * fsync it (cheap when the job already synced it; the directory entry is
+ * synced with files/ by the caller). *linked = 0, KILN_OK and nothing
+ * changed when the link is not possible here (bulkload_link_unsupported). */
+static kiln_status
+bulkload_move_one(const char *src, const char *dst, int *linked, kiln_err *err)
+{
+    kiln_err e2;
+    status_clear(&e2);
+    *linked = 0;
+    kiln_status st = env_link(src, dst, &e2);
+    if (st != KILN_OK) {
+        if (bulkload_link_unsupported(e2.sys_errno))
+            return KILN_OK;
+        if (err != NULL && err->code == KILN_OK)
+            *err = e2;
+        return st;
+    }
+    *linked = 1;
+    env_file *f;
+    if ((st = env_open_read(dst, &f, err)) != KILN_OK)
+        return st;
+    st = env_sync(f, err);
+    env_close(f, NULL);
+    return st;
+}
+
+/* ------------------------------------------------------------------ move record */
+
+/* JOB/_MOVED, the record a move writes before it removes the job's names:
+ *
+ *   kiln-moved 1
+ *   table NAME
+ *   version V
+ *   fingerprint HEX16
+ */
+static kiln_status
+bulkload_write_moved(const char *job, const char *table, uint64_t version, uint64_t fp,
+                     kiln_err *err)
+{
+    char p[PATH_MAX], text[SCHEMA_NAME_MAX + 128];
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", job, BULKLOAD_MOVED_FILE) >= sizeof p)
+        return status_set(err, KILN_INVALID, "%s: path too long", job);
+    int n = snprintf(text, sizeof text, "kiln-moved 1\ntable %s\nversion %llu\nfingerprint %016llx\n",
+                     table, (unsigned long long)version, (unsigned long long)fp);
+    if (n < 0 || (size_t)n >= sizeof text)
+        return status_set(err, KILN_INVALID, "%s: table name too long", p);
+    return env_write_file_atomic(p, text, (size_t)n, err);
+}
+
+/* Read JOB/_MOVED: *found = 0 when absent. KILN_CORRUPTION (naming the file
+ * and line) when it does not parse. */
+static kiln_status
+bulkload_read_moved(const char *job, int *found, char *table, size_t table_cap,
+                    uint64_t *version, uint64_t *fp, kiln_err *err)
+{
+    char p[PATH_MAX];
+    *found = 0;
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", job, BULKLOAD_MOVED_FILE) >= sizeof p)
+        return status_set(err, KILN_INVALID, "%s: path too long", job);
+    kbuf b = KBUF_INIT;
+    kiln_err e2;
+    status_clear(&e2);
+    kiln_status st = env_read_file(p, &b, &e2);
+    if (st == KILN_NOT_FOUND) {
+        buf_free(&b);
+        return KILN_OK;
+    }
+    if (st != KILN_OK) {
+        buf_free(&b);
+        return status_set(err, st, "%s", e2.msg);
+    }
+    buf_append_u8(&b, 0);
+    const char *line = (const char *)b.data;
+    unsigned long long v = 0, f = 0;
+    char name[SCHEMA_NAME_MAX + 2];
+    int lineno = 0, ok = 1;
+    char fmt[32];
+    snprintf(fmt, sizeof fmt, "table %%%zus", sizeof name - 1);
+    for (int want = 0; want < 4 && ok; want++) {
+        const char *end = strchr(line, '\n');
+        lineno = want + 1;
+        if (end == NULL) {
+            ok = 0;
+            break;
+        }
+        switch (want) {
+        case 0: ok = strncmp(line, "kiln-moved 1\n", 13) == 0; break;
+        case 1: ok = sscanf(line, fmt, name) == 1 && strlen(name) < table_cap; break;
+        case 2: ok = sscanf(line, "version %llu", &v) == 1 && v > 0; break;
+        case 3: ok = sscanf(line, "fingerprint %llx", &f) == 1; break;
+        }
+        line = end + 1;
+    }
+    buf_free(&b);
+    if (!ok)
+        return status_set(err, KILN_CORRUPTION,
+                          "%s: line %d: not a move record (kiln-moved 1, table, version, "
+                          "fingerprint)", p, lineno);
+    memcpy(table, name, strlen(name) + 1);   /* shorter than table_cap: checked above */
+    *version = v;
+    *fp = f;
+    *found = 1;
+    return KILN_OK;
+}
+
+/* The move's last step: remove every HFile name of the job output (names
+ * already gone are fine), then fsync the directories that held them. */
+static kiln_status
+bulkload_remove_sources(kiln_table *t, bulkload_result *r, kiln_err *err)
+{
+    kiln_status st = KILN_OK;
+    char dir[PATH_MAX] = "";
+    for (size_t i = 0; i < r->file_count; i++) {
+        const char *path = r->files[i].path;
+        kiln_err e2;
+        status_clear(&e2);
+        kiln_status s2 = env_unlink(path, &e2);
+        if (s2 == KILN_OK)
+            r->sources_removed++;
+        else if (s2 != KILN_NOT_FOUND)
+            return status_set(err, s2, "%s", e2.msg);
+        table_step(t, "source removed %zu", i);
+        const char *slash = strrchr(path, '/');
+        size_t dl = slash != NULL ? (size_t)(slash - path) : 0;
+        /* Files are in path order: each directory's names are consecutive. */
+        if (dl > 0 && dl < sizeof dir && (strncmp(dir, path, dl) != 0 || dir[dl] != '\0')) {
+            if (dir[0] != '\0' && (st = env_sync_dir(dir, err)) != KILN_OK)
+                return st;
+            memcpy(dir, path, dl);
+            dir[dl] = '\0';
+        }
+    }
+    if (dir[0] != '\0')
+        st = env_sync_dir(dir, err);
+    return st;
+}
+
+/* Finish a move of output already loaded as `version`: record it (unless
+ * the record is there), then remove the job's names. */
+static kiln_status
+bulkload_finish_move(kiln_table *t, const char *job, int recorded, uint64_t version,
+                     uint64_t fp, bulkload_result *r, kiln_err *err)
+{
+    kiln_status st = KILN_OK;
+    if (!recorded) {
+        if ((st = bulkload_write_moved(job, table_schema(t)->name, version, fp, err)) != KILN_OK)
+            return st;
+        table_step(t, "move marked");
+    }
+    r->moved_in = version;
+    return bulkload_remove_sources(t, r, err);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -511,7 +676,18 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
         mf.entries = f->entries;
         char dst[PATH_MAX];
         table_file_path(c->t, mf.name, dst, sizeof dst);
-        st = bulkload_stage_one(f->path, dst, &f->action, err);
+        if (f->action == BULKLOAD_MOVE) {
+            int linked;
+            if ((st = bulkload_move_one(f->path, dst, &linked, err)) != KILN_OK)
+                break;
+            if (!linked) {
+                f->move_fallback = 1;
+                r->move_fallbacks++;
+                st = bulkload_stage_one(f->path, dst, &f->action, err);
+            }
+        } else {
+            st = bulkload_stage_one(f->path, dst, &f->action, err);
+        }
         if (st != KILN_OK)
             break;
         env_stat_info sb;
@@ -523,7 +699,9 @@ bulkload_stage(bulkload_ctx *c, bulkload_result *r, manifest *m, kiln_err *err)
                             (unsigned long long)f->size);
             break;
         }
-        if (f->action == BULKLOAD_LINK)
+        if (f->action == BULKLOAD_MOVE)
+            r->moved++;
+        else if (f->action == BULKLOAD_LINK)
             r->linked++;
         else
             r->copied++;
@@ -686,7 +864,24 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
                         job_dir, BULKLOAD_SUCCESS_FILE, s->name);
         goto out;
     }
-    st = bulkload_discover(s, job, r, &c.ischemas, err);
+    /* Output an earlier load moved: its HFiles are (partly) gone, so it is
+     * known by the record, not by what is left of it. */
+    int moved = 0;
+    uint64_t moved_fp = 0;
+    char moved_table[SCHEMA_NAME_MAX + 1];
+    st = bulkload_read_moved(job, &moved, moved_table, sizeof moved_table, &r->moved_in,
+                             &moved_fp, err);
+    if (st != KILN_OK)
+        goto out;
+    if (moved && strcmp(moved_table, s->name) != 0) {
+        st = status_set(err, KILN_INVALID,
+                        "%s: its HFiles were moved into table %s (version %llu) by an earlier "
+                        "load --move (%s/%s); it cannot be loaded into %s",
+                        job_dir, moved_table, (unsigned long long)r->moved_in, job_dir,
+                        BULKLOAD_MOVED_FILE, s->name);
+        goto out;
+    }
+    st = bulkload_discover(s, job, moved, r, &c.ischemas, err);
     c.nischemas = r->index_count;
     if (st != KILN_OK)
         goto out;
@@ -696,8 +891,8 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
     c.readers = kiln_calloc(r->file_count, sizeof *c.readers);
     c.nreaders = r->file_count;
     for (size_t i = 0; i < r->file_count; i++) {
-        st = bulkload_check_file(bulkload_file_schema(&c, &r->files[i]), &r->files[i],
-                                 o->verify, o->no_split, &c.readers[i], &fp, err);
+        st = bulkload_check_file(bulkload_file_schema(&c, &r->files[i]), &r->files[i], o,
+                                 &c.readers[i], &fp, err);
         if (st != KILN_OK)
             goto out;
     }
@@ -708,6 +903,8 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
             fp = store_rec_fnv64(fp, rep.data, rep.len);
         buf_free(&rep);
     }
+    if (moved)
+        fp = moved_fp;
     r->fingerprint = fp;
     r->check_ms = bulkload_now_ms() - t0;
     table_step(c.t, "checked");
@@ -746,6 +943,18 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
             r->loaded_in = cur.sources[i].version;
         }
     }
+    if (moved && !r->already_loaded) {
+        st = status_set(err, KILN_INVALID,
+                        "%s: its HFiles were moved into %s as version %llu by an earlier "
+                        "load --move (%s/%s), and that load is not part of the current "
+                        "version %llu (rolled back or replaced since); the output's HFiles are "
+                        "gone: roll back with kiln rollback, or rerun the job",
+                        job_dir, s->name, (unsigned long long)r->moved_in, job_dir,
+                        BULKLOAD_MOVED_FILE, (unsigned long long)r->parent);
+        if (have_cur)
+            manifest_free(&cur);
+        goto out;
+    }
     if (o->dry_run || r->already_loaded) {
         for (size_t i = 0; i < r->file_count; i++) {
             const bulkload_file *f = &r->files[i];
@@ -758,6 +967,10 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
         }
         if (have_cur)
             manifest_free(&cur);
+        /* A move that published but was cut short before or while removing
+         * the job's names: finish it. */
+        if (!o->dry_run && o->move)
+            st = bulkload_finish_move(c.t, job, moved, r->loaded_in, fp, r, err);
         goto out;
     }
 
@@ -789,6 +1002,8 @@ bulkload_run(const char *data_dir, const char *table, const char *job_dir,
         goto out;
     }
     table_step(c.t, "published");
+    if (o->move)
+        bulkload_finish_move(c.t, job, 0, c.version, fp, r, &r->move_err);
     double t3 = bulkload_now_ms();
     table_gc(c.t, &r->gc, &r->gc_err);
     r->gc_ms = bulkload_now_ms() - t3;

@@ -20,6 +20,22 @@
  * rewriting a job file cannot change a published version; the job's files
  * are never moved or changed) and fsync it; publish; collect garbage.
  *
+ * Move (options.move, HBase completebulkload's semantics): each unsplit file
+ * is hard-linked into files/ instead (constant time at any size), fsynced
+ * through its new name, and once the new version is published and durable
+ * the job output's HFile names are removed, so no name outside the store is
+ * left to rewrite the shared inode. A file whose link fails because the
+ * output sits on another file system, or the file system has no hard links
+ * (EXDEV, EPERM, EOPNOTSUPP, EMLINK, ENOSYS), is staged as without move
+ * (reflink or copy) and its name removed all the same. Before the first
+ * name is removed, JOB/_MOVED records the table, the version and the
+ * output's fingerprint (written atomically), so a crash part way through
+ * the removals is recognized: a later load of that output reports it
+ * already loaded, and with move removes the names that are left. A crash
+ * before publish leaves the output whole (its store names are orphans the
+ * next garbage collection removes); one after publish, before _MOVED,
+ * leaves both names, and the fingerprint finds the output already loaded.
+ *
  * Salted tables: the first and last row of every file must carry the bucket
  * byte of the rest of the key (store_salt.h), so output of a job that did
  * not salt is refused instead of becoming unreachable rows.
@@ -56,6 +72,7 @@
 #define BULKLOAD_JOB_REPORT "_job.json"
 #define BULKLOAD_INDEX_DIR "_index"       /* JOB/_index/NAME/{_schema, i/HFILE} */
 #define BULKLOAD_INDEX_SCHEMA "_schema"
+#define BULKLOAD_MOVED_FILE "_MOVED"      /* JOB/_MOVED: written by a move before it removes */
 
 typedef enum bulkload_mode {
     BULKLOAD_REPLACE = 0,
@@ -67,11 +84,14 @@ typedef struct bulkload_options {
     int dry_run;             /* check and plan only: no lock, nothing written */
     int no_split;            /* refuse a file that straddles a region boundary */
     int verify;              /* also read and check every block of every file */
+    int move;                /* hard-link unsplit files into the store and remove the job
+                                output's HFile names after publishing (see above) */
     long lock_wait_ms;       /* 0: fail at once if locked; > 0 wait that long; < 0 forever */
     table_step_fn step;      /* crash-test instrumentation (table.h), NULL by default: called
                                 at "checked", "locked", "staging N" and "staged N" (file N
                                 of the output, 0-based), "files synced", the publish's steps,
-                                "published", the collection's steps and "collected" */
+                                "published", with move "move marked" (_MOVED written) and
+                                "source removed N", the collection's steps and "collected" */
     void *step_arg;
     /* A covering load (docs/speed-layer.md): online writes made before
      * this load with timestamps <= covers_until are retired with the old
@@ -86,7 +106,8 @@ typedef enum bulkload_action {
     BULKLOAD_LINK = 0,       /* reflinked into the store (blocks shared copy-on-write) */
     BULKLOAD_COPY,           /* copied (the plan for every unsplit file) */
     BULKLOAD_SPLIT,          /* rewritten as one file per region it spans */
-    BULKLOAD_SKIP_EMPTY      /* no cells: nothing to load */
+    BULKLOAD_SKIP_EMPTY,     /* no cells: nothing to load */
+    BULKLOAD_MOVE            /* hard-linked into the store (move: the plan for unsplit files) */
 } bulkload_action;
 
 /* One HFile of the job output and what the load does with it. */
@@ -99,6 +120,8 @@ typedef struct bulkload_file {
     size_t region_first;                    /* regions its rows span */
     size_t region_last;
     bulkload_action action;                 /* planned, then done */
+    int move_fallback;                      /* move: the link failed (another file system),
+                                               so it was reflinked or copied */
     size_t pieces;                          /* files written for a split */
 } bulkload_file;
 
@@ -114,6 +137,11 @@ typedef struct bulkload_result {
     char (*indexes)[SCHEMA_NAME_MAX + 1];   /* the indexes the output holds, by name */
     size_t index_count;
     size_t linked, copied, split, pieces, skipped;   /* linked: reflinked */
+    size_t moved;                /* move: hard-linked into the store */
+    size_t move_fallbacks;       /* move: link failed, reflinked or copied (also counted there) */
+    size_t sources_removed;      /* move: HFile names removed from the job output */
+    uint64_t moved_in;           /* move: version the output was moved into (the
+                                    _MOVED record), 0 if it was not moved */
     uint64_t bytes;              /* bytes of the job's HFiles */
     uint64_t cells;
     size_t regions_loaded;       /* regions of the table that received at least one file */
@@ -123,6 +151,9 @@ typedef struct bulkload_result {
     double check_ms, stage_ms, publish_ms, gc_ms, total_ms;
     table_gc_stats gc;
     kiln_err gc_err;             /* a failed garbage collection (the load itself succeeded) */
+    kiln_err move_err;           /* move: a failed removal of the job's names after publishing
+                                    (the load itself succeeded; loading again with move
+                                    finishes it) */
 } bulkload_result;
 
 void bulkload_result_free(bulkload_result *r);   /* r may be NULL */
@@ -135,6 +166,10 @@ void bulkload_result_free(bulkload_result *r);   /* r may be NULL */
  * KILN_INVALID also for an index that is not an index of this table, an
  * append whose indexes differ from the current version's, and rows of a
  * salted table without their bucket byte.
+ * A job output holding _MOVED (moved by an earlier load): already_loaded
+ * when its fingerprint is part of the current version (with move, the
+ * HFile names left are removed), else KILN_INVALID (moved into another
+ * table, or into a version no longer current: its HFiles are gone).
  * Every error leaves the previous version current and the store unchanged
  * (staged files are removed; a crash leaves orphans the next load removes),
  * except one: when the rename of CURRENT succeeded but the directory fsync

@@ -2,7 +2,8 @@
  * (bulkload/bulkload.h). Prints the new version with what was staged and the
  * time of each step; --dry-run prints the plan (each HFile, the table or
  * index it belongs to, its family, the regions its rows span and what the
- * load would do with it) and writes nothing.
+ * load would do with it) and writes nothing; --move moves the job's HFiles
+ * into the store instead of copying them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,8 +23,8 @@
 
 static const char cmd_load_usage_text[] =
     "Usage: kiln load TABLE JOB_OUTPUT_DIR [--replace | --append] [--dry-run]\n"
-    "                 [--no-split] [--verify] [--wait[=SECONDS]] [--max-open-files N]\n"
-    "                 [--covers-until TS|now|report]\n"
+    "                 [--move] [--no-split] [--verify] [--wait[=SECONDS]]\n"
+    "                 [--max-open-files N] [--covers-until TS|now|report]\n"
     "\n"
     "Publish a job's HFile output (FAMILY/HFILE directories and _SUCCESS) as a new\n"
     "view version of TABLE, all regions and families at once: readers see the\n"
@@ -31,8 +32,9 @@ static const char cmd_load_usage_text[] =
     "_SUCCESS is refused. Every HFile is checked (trailer, index and bloom\n"
     "checksums, key order, family) before anything is written; the store gets\n"
     "its own copy of each file (a reflink where the file system supports it),\n"
-    "so changing the job output later cannot change a loaded version. A file\n"
-    "whose rows straddle a region boundary is rewritten as one file per region.\n"
+    "so changing the job output later cannot change a loaded version (with\n"
+    "--move they are moved into the store instead). A file whose rows\n"
+    "straddle a region boundary is rewritten as one file per region.\n"
     "Loading output that the current version already holds does nothing.\n"
     "Secondary indexes the job built (JOB_OUTPUT_DIR/_index/NAME/) are loaded\n"
     "with the table, in the same atomic step; a replace drops the indexes the\n"
@@ -43,6 +45,19 @@ static const char cmd_load_usage_text[] =
     "  --append          the output joins the current version's files; on equal\n"
     "                    cells the newer load wins (HBase bulk-load semantics)\n"
     "  --dry-run         check and print the plan; change nothing\n"
+    "  --move            move the job output's HFiles into the store instead of\n"
+    "                    copying them (HBase completebulkload): each is hard-linked\n"
+    "                    into the store, so load time does not grow with the data\n"
+    "                    size, and once the new version is published and durable\n"
+    "                    its name in the job output is removed. The output\n"
+    "                    directory keeps _SUCCESS and _job.json (and a _MOVED\n"
+    "                    record) but no HFiles. The constant-time path needs the\n"
+    "                    output on the store's file system; elsewhere a file is\n"
+    "                    copied (or reflinked), then removed. Files that straddle a\n"
+    "                    region boundary are split as usual, then removed. After a\n"
+    "                    crash, loading the same output with --move again reports\n"
+    "                    it already loaded and finishes the move; if removing the\n"
+    "                    names fails after publishing, a warning says so\n"
     "  --no-split        refuse files that straddle a region boundary\n"
     "  --verify          also read and check every block of every file (slower)\n"
     "  --wait[=SECONDS]  wait for another load of the table to finish\n"
@@ -183,6 +198,7 @@ cmd_load(const cli_globals *g, int argc, char **argv)
         {"dry-run", no_argument, NULL, 'n'},
         {"no-split", no_argument, NULL, 's'},
         {"verify", no_argument, NULL, 'v'},
+        {"move", no_argument, NULL, 'M'},
         {"wait", optional_argument, NULL, 'w'},
         {"max-open-files", required_argument, NULL, 'm'},
         {"covers-until", required_argument, NULL, 'c'},
@@ -214,6 +230,9 @@ cmd_load(const cli_globals *g, int argc, char **argv)
             break;
         case 'v':
             bo.verify = 1;
+            break;
+        case 'M':
+            bo.move = 1;
             break;
         case 'w':
             if (optarg == NULL)
@@ -295,21 +314,38 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                        r.file_count - r.skipped, r.cells, r.bytes, canon,
                        bo.mode == BULKLOAD_APPEND ? "append" : "replace", r.parent,
                        r.already_loaded ? "; but this output is already loaded" : "");
+    } else if (r.already_loaded && bo.move) {
+        cli_out_printf(&o,
+                       "Already loaded: %s is part of %s version %" PRIu64
+                       " (loaded in version %" PRIu64 "); move finished: %zu HFile name(s) "
+                       "removed from the job output\n",
+                       job, canon, r.parent, r.loaded_in, r.sources_removed);
     } else if (r.already_loaded) {
         cli_out_printf(&o,
                        "Already loaded: %s is part of %s version %" PRIu64
-                       " (loaded in version %" PRIu64 "); nothing was done\n",
-                       job, canon, r.parent, r.loaded_in);
+                       " (loaded in version %" PRIu64 "); nothing was done%s\n",
+                       job, canon, r.parent, r.loaded_in,
+                       r.moved_in != 0 && r.file_count > 0
+                           ? " (a move of it was cut short: load again with --move to finish "
+                             "it)"
+                           : "");
     } else {
         cli_out_printf(&o,
                        "Loaded %s into %s as version %" PRIu64 " (%s, parent %" PRIu64 ")\n",
                        job, canon, r.version, bo.mode == BULKLOAD_APPEND ? "append" : "replace",
                        r.parent);
         cli_out_printf(&o,
-                       "  %zu HFile(s): %zu reflinked, %zu copied, %zu split into %zu, %zu empty "
-                       "skipped; %zu region(s), %" PRIu64 " cells, %" PRIu64 " bytes\n",
-                       r.file_count, r.linked, r.copied, r.split, r.pieces, r.skipped,
+                       "  %zu HFile(s): %zu reflinked, %zu copied, %zu moved, %zu split into %zu, "
+                       "%zu empty skipped; %zu region(s), %" PRIu64 " cells, %" PRIu64
+                       " bytes\n",
+                       r.file_count, r.linked, r.copied, r.moved, r.split, r.pieces, r.skipped,
                        r.regions_loaded, r.cells, r.bytes);
+        if (bo.move)
+            cli_out_printf(&o,
+                           "  move: %zu hard-linked, %zu copied or reflinked where a link was "
+                           "not possible (another file system); %zu HFile name(s) removed "
+                           "from the job output\n",
+                           r.moved, r.move_fallbacks, r.sources_removed);
         if (bo.covers)
             cli_out_printf(&o, "  covers online writes made before it with timestamps <= %"
                            PRId64 " (they are retired)\n", bo.covers_until);
@@ -333,6 +369,12 @@ cmd_load(const cli_globals *g, int argc, char **argv)
                 "kiln: load: warning: version %" PRIu64
                 " is published, but removing old files failed (the next load retries): %s\n",
                 r.version, r.gc_err.msg);
+    if (r.move_err.code != KILN_OK)
+        fprintf(stderr,
+                "kiln: load: warning: version %" PRIu64
+                " is published, but removing the job output's HFiles failed (load it again "
+                "with --move to finish the move): %s\n",
+                r.version, r.move_err.msg);
     bulkload_result_free(&r);
     return rc;
 }

@@ -1,7 +1,8 @@
 /* test_power_loss.c -- every store operation under simulated power loss
  * (storage/env_power.h): table create, load (replace, append, a load that
  * splits a straddling file, a load that publishes a secondary index with the
- * table), rollback and garbage collection. A reference
+ * table, a load --move that hard-links and splits and then removes the job's
+ * HFile names), rollback and garbage collection. A reference
  * run counts the operation's changing calls; then, from the same starting
  * state each time, the power is cut before and after every fsync (file or
  * directory) and before other calls (all of them when there are few, else a
@@ -9,7 +10,10 @@
  * store is reopened: CURRENT must name exactly the old or the new version
  * with every cell of it readable, every kept ancestor must be intact, and a
  * following load must succeed and leave no file, manifest or staging
- * directory behind that garbage collection does not account for.
+ * directory behind that garbage collection does not account for. After a
+ * cut in a move, the job output must still hold every HFile while the old
+ * version is current, and loading it again with move must publish the new
+ * cells (old) or report it already loaded (new), leaving no HFile in it.
  * KILN_SEED=N replays a run; the number of crash points per operation is
  * printed. */
 #include <setjmp.h>
@@ -44,7 +48,7 @@
 
 static char base[512];
 static char data[1024], stash[1024];
-static char ja[1024], jb[1024], jc[1024], js[1024], jr[1024], ji[1024];
+static char ja[1024], jb[1024], jc[1024], js[1024], jr[1024], ji[1024], jm[1024];
 static uint64_t seed;
 
 typedef enum op_kind {
@@ -53,14 +57,15 @@ typedef enum op_kind {
     OP_APPEND,
     OP_SPLIT,
     OP_INDEX,
+    OP_MOVE,
     OP_ROLLBACK,
     OP_GC,
     OP_COUNT
 } op_kind;
 
 static const char *const op_names[OP_COUNT] = {"create", "load --replace", "load --append",
-                                               "load (split)", "load + index", "rollback",
-                                               "gc"};
+                                               "load (split)", "load + index", "load --move",
+                                               "rollback", "gc"};
 
 /* The table t: family cf, split at r01000 and r02000. */
 /* A job output of rows [lo, hi): one file per region it spans, or (straddle)
@@ -181,6 +186,44 @@ load(const char *job, bulkload_mode mode, kiln_err *err)
     return st;
 }
 
+/* A move: one file of region 0 (hard-linked) and one across regions 0..1
+ * (split), both removed from the job output after publishing. */
+static kiln_status
+load_move(bulkload_result *r, kiln_err *err)
+{
+    bulkload_options o;
+    bulkload_options_init(&o);
+    o.move = 1;
+    return bulkload_run(data, "t", jm, &o, r, err);
+}
+
+#define MOVE_JOB_FILES 2
+
+static void
+make_move_job(void)
+{
+    char p[4096];
+    tu_rmrf(jm);
+    make_job(jm, 0, 900, 700, 0);   /* cf/part-0 */
+    snprintf(p, sizeof p, "%s/cf/straddle", jm);
+    tjob_write_hfile(p, 950, 1200, 700);
+}
+
+/* HFiles left in the move's job output (and _SUCCESS must be there). */
+static int
+move_job_files(void)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/_SUCCESS", jm);
+    assert_true(env_exists(p));
+    int n = 0;
+    snprintf(p, sizeof p, "%s/cf/part-0", jm);
+    n += env_exists(p);
+    snprintf(p, sizeof p, "%s/cf/straddle", jm);
+    n += env_exists(p);
+    return n;
+}
+
 static void
 must_load(const char *job, bulkload_mode mode)
 {
@@ -221,6 +264,8 @@ base_state(op_kind op)
     schema_free(&s);
     must_load(ja, BULKLOAD_REPLACE);
     must_load(jb, BULKLOAD_REPLACE);
+    if (op == OP_MOVE)
+        make_move_job();
     if (op != OP_GC)
         return;
     /* Garbage: version 2 rolled away from, a file of a load that never
@@ -253,6 +298,15 @@ run_op(op_kind op, kiln_err *err)
     case OP_APPEND:   return load(jc, BULKLOAD_APPEND, err);
     case OP_SPLIT:    return load(js, BULKLOAD_REPLACE, err);
     case OP_INDEX:    return load(ji, BULKLOAD_REPLACE, err);
+    case OP_MOVE: {
+        bulkload_result r;
+        st = load_move(&r, err);
+        /* the removals after publishing report apart from the load */
+        if (st == KILN_OK && r.move_err.code != KILN_OK)
+            st = status_set(err, r.move_err.code, "%s", r.move_err.msg);
+        bulkload_result_free(&r);
+        return st;
+    }
     case OP_ROLLBACK: return locked(1, err);
     case OP_GC:       return locked(0, err);
     case OP_COUNT:    break;
@@ -372,6 +426,31 @@ check_after_cut(op_kind op, long k, const view_state *before, const view_state *
     }
     kiln_err err;
     status_clear(&err);
+    if (op == OP_MOVE) {
+        /* Before the publish the job output is whole; loading it again with
+         * move gives the new cells, or finds them loaded; either way the
+         * move then completes. */
+        int left = move_job_files();
+        if (now.version == before->version && left != MOVE_JOB_FILES)
+            fail_msg("%s, cut at call %ld: old version %llu current, but %d of the job's %d "
+                     "HFiles are left", op_names[op], k, (unsigned long long)now.version, left,
+                     MOVE_JOB_FILES);
+        bulkload_result r;
+        tu_must(load_move(&r, &err), &err);
+        if (r.already_loaded != (now.version == after->version))
+            fail_msg("%s, cut at call %ld: version %llu current, the next move says %s",
+                     op_names[op], k, (unsigned long long)now.version,
+                     r.already_loaded ? "already loaded" : "not loaded");
+        if (r.move_err.code != KILN_OK)
+            fail_msg("%s, cut at call %ld: the next move: %s", op_names[op], k,
+                     r.move_err.msg);
+        bulkload_result_free(&r);
+        assert_int_equal(move_job_files(), 0);
+        view_state again = reopen();
+        if (again.digest != after->digest)
+            fail_msg("%s, cut at call %ld: after moving again, version %llu has other cells "
+                     "than the new one", op_names[op], k, (unsigned long long)again.version);
+    }
     if (op == OP_CREATE && !now.exists) {
         kiln_schema s;
         tjob_schema_t(&s);
@@ -492,6 +571,13 @@ power_index(void **state)
 {
     (void)state;
     power_loss(OP_INDEX);
+}
+
+static void
+power_move(void **state)
+{
+    (void)state;
+    power_loss(OP_MOVE);
 }
 
 static void
@@ -654,6 +740,7 @@ setup(void **state)
     snprintf(js, sizeof js, "%s/js", base);
     snprintf(jr, sizeof jr, "%s/jr", base);
     snprintf(ji, sizeof ji, "%s/ji", base);
+    snprintf(jm, sizeof jm, "%s/jm", base);
     make_job(ja, 0, 2500, 100, 0);
     make_job(jb, 500, 2900, 200, 0);
     make_job(jc, 100, 1900, 300, 0);
@@ -686,6 +773,7 @@ main(void)
         cmocka_unit_test(power_append),
         cmocka_unit_test(power_split),
         cmocka_unit_test(power_index),
+        cmocka_unit_test(power_move),
         cmocka_unit_test(power_rollback),
         cmocka_unit_test(power_gc),
     };

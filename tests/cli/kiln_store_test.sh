@@ -130,7 +130,7 @@ expect_rc "still nothing published" 0 "$KILN" views ns1:users
 expect_grep "still no views" "$T/out" '^0 row\(s\)'
 expect_rc "load" 0 "$KILN" load ns1:users "$J1"
 expect_grep "load prints version 1" "$T/out" '^Loaded .* into ns1:users as version 1 \(replace, parent 0\)'
-expect_grep "load split counts" "$T/out" '2 HFile\(s\): [01] reflinked, [01] copied, 1 split into 4'
+expect_grep "load split counts" "$T/out" '2 HFile\(s\): [01] reflinked, [01] copied, 0 moved, 1 split into 4'
 expect_eq "job file left in place, not linked" "$(stat -c %h "$J1/stats/part-r-00000")" "1"
 expect_rc "load same output again" 0 "$KILN" load ns1:users "$J1"
 expect_grep "duplicate detected" "$T/out" '^Already loaded: .* version 1 .*nothing was done'
