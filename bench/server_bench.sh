@@ -19,7 +19,12 @@
 #
 #   bench/server_bench.sh [--rows N] [--runs R] [--dir DIR] [--threads T]
 #                         [--cache-mb M] [--row-cache-mb M] [--secs S] [--soak S]
-#                         [--peers PEERS]
+#                         [--load move|copy] [--peers PEERS]
+#
+# --load says how a swap's `kiln load` takes the new version's files: move
+# (the default, `kiln load --move` of a fresh hard-linked copy of the kept job
+# output, as a user loading each new job's output would) or copy (plain
+# `kiln load`, which copies every file into the store during the swap).
 #
 # Defaults: 10M rows, 3 runs, data in $BENCH_DIR or /tmp/kiln-server-bench,
 # 2 threads, 8192 MiB cache (5120 for rows), wrk runs of 20 s, no soak, PEERS
@@ -41,8 +46,9 @@ HPORT=${HPORT:-18480}
 KPORT=${KPORT:-16480}
 RPORT=${RPORT:-6480}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
+LOAD=move
 
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
     --rows) ROWS=$2; shift 2 ;;
@@ -53,11 +59,13 @@ while [ $# -gt 0 ]; do
     --row-cache-mb) ROW_MB=$2; shift 2 ;;
     --secs) SECS=$2; shift 2 ;;
     --soak) SOAK=$2; shift 2 ;;
+    --load) LOAD=$2; shift 2 ;;
     --peers) PEERS=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "server_bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
 done
+case $LOAD in move | copy) ;; *) echo "server_bench.sh: --load takes move or copy, not '$LOAD'" >&2; exit 64 ;; esac
 for v in "$ROWS" "$RUNS" "$THREADS" "$CACHE_MB" "$ROW_MB" "$SECS" "$SOAK"; do
     case $v in '' | *[!0-9]*) echo "server_bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
 done
@@ -77,7 +85,7 @@ B=$ROOT/build/bin
 LOG=$ROOT/build/bench-results/server-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$LOG" "$DIR"
 {
-    echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK dir=$DIR"
+    echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK load=$LOAD dir=$DIR"
     echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r); redis $([ $REDIS = 1 ] && redis-server --version | cut -d' ' -f3 || echo none)"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$LOG/params.txt"
@@ -228,6 +236,18 @@ RBTRACE() {   # RBTRACE PORT PIPELINE N OUT
     redis-benchmark -h 127.0.0.1 -p "$1" --dbnum "$(dbnum "$1")" -t get -r "$ROWS" -c 50 \
         -P "$2" -n "$3" 2>/dev/null | tr '\r' '\n' >"$4"
 }
+# SWAPLOAD TABLE JOB_OUTPUT: load a kept job output as the table's next
+# version, by --load's way; a move takes a hard-linked copy of the output
+# (made before the load, so the swap itself pays only for the load).
+SWAPLOAD() {
+    if [ "$LOAD" = move ]; then
+        rm -rf "$DIR/stage-$1"
+        cp -al "$2" "$DIR/stage-$1"
+        "$B/kiln" --data "$D" load "$1" "$DIR/stage-$1" --move --wait
+    else
+        "$B/kiln" --data "$D" load "$1" "$2" --wait
+    fi
+}
 echo "== swaps under load" >&2
 : >"$LOG/swap.csv"
 next=1
@@ -236,7 +256,7 @@ for r in $(seq "$RUNS"); do
         n=1200000
         [ "$P" = 16 ] && n=6000000
         RBTRACE "$KPORT" "$P" "$n" "$LOG/swap-base-$P-$r.txt"
-        ( sleep 3; "$B/kiln" --data "$D" load rkeys "$DIR/rk$next" --wait >"$LOG/swap-load-$P-$r.txt" 2>&1 ) &
+        ( sleep 3; SWAPLOAD rkeys "$DIR/rk$next" >"$LOG/swap-load-$P-$r.txt" 2>&1 ) &
         LP=$!
         RBTRACE "$KPORT" "$P" "$n" "$LOG/swap-during-$P-$r.txt"
         wait $LP
@@ -244,7 +264,7 @@ for r in $(seq "$RUNS"); do
         echo "resp,$P,$r" >>"$LOG/swap.csv"
     done
     WRK bench/server_get.lua >"$LOG/swap-http-base-$r.txt"
-    ( sleep 5; "$B/kiln" --data "$D" load bench "$DIR/ds$((r % 2))" --wait >"$LOG/swap-http-load-$r.txt" 2>&1 ) &
+    ( sleep 5; SWAPLOAD bench "$DIR/ds$((r % 2))" >"$LOG/swap-http-load-$r.txt" 2>&1 ) &
     LP=$!
     WRK bench/server_get.lua >"$LOG/swap-http-during-$r.txt"
     wait $LP
@@ -259,8 +279,8 @@ if [ "$SOAK" -gt 0 ]; then
         i=0
         while [ "$(date +%s)" -lt "$end" ]; do
             sleep 60
-            "$B/kiln" --data "$D" load rkeys "$DIR/rk$((i % 2))" --wait >/dev/null 2>&1
-            "$B/kiln" --data "$D" load bench "$DIR/ds$((i % 2))" --wait >/dev/null 2>&1
+            SWAPLOAD rkeys "$DIR/rk$((i % 2))" >/dev/null 2>&1
+            SWAPLOAD bench "$DIR/ds$((i % 2))" >/dev/null 2>&1
             i=$((i + 1))
         done
     ) &
