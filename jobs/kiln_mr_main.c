@@ -41,7 +41,7 @@ kiln_mr_usage(FILE *out)
           "  kiln.sort.mb=N            map output buffer per rank in MiB (default 100)\n"
           "  kiln.shuffle.mb=N         MiB per shuffle round per rank (default 32, or\n"
           "                            kiln.sort.mb if that is smaller)\n"
-          "  kiln.merge.factor=N       runs merged at once (default 32)\n"
+          "  kiln.merge.factor=N       runs merged at once (default 100)\n"
           "  kiln.spill.compress=C     snappy (default) or none\n"
           "  kiln.tmp.dir=DIR          local spill directory (default $TMPDIR or /tmp)\n"
           "  kiln.partitioner=P        hash (default) or total (sorted across partitions,\n"

@@ -438,9 +438,16 @@ mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err)
             mr_collector_push(c, r);
     }
     size_t factor = c->p.merge_factor < 2 ? 2 : c->p.merge_factor;
-    /* Merge the oldest runs first until one pass can take the rest. */
+    /* Until one pass can take the rest, merge the oldest runs; a merged run
+     * goes last, so it is merged again only once the spills are used up.
+     * A pass merges no more runs than it takes to bring the count down to
+     * the factor (at most factor): 68 runs with a factor of 32 merge 32,
+     * then 6, then the final 32, so 38 spills are read twice, where 32, 32
+     * and a final 6 would read 64 twice. */
     while (s == KILN_OK && c->n_runs > 1) {
-        size_t n = c->n_runs > factor ? factor : c->n_runs;
+        size_t n = c->n_runs;
+        if (n > factor)
+            n = n - factor + 1 < factor ? n - factor + 1 : factor;
         mr_run *merged;
         s = mr_collector_merge(c, 0, n, 1, &merged, err);
         if (s != KILN_OK)

@@ -19,7 +19,7 @@
 /* A shuffle round moves at most this much per rank unless kiln.sort.mb is
  * smaller (then that): two round buffers, whatever the sort buffer. */
 #define MR_DEFAULT_SHUFFLE_MB 32.0
-#define MR_DEFAULT_MERGE_FACTOR 32
+#define MR_DEFAULT_MERGE_FACTOR 100
 #define MR_DEFAULT_LINE_MAX (64 << 20)
 
 static const char *const mr_phase_names[] = {"map", "shuffle", "reduce", "commit"};

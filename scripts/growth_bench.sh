@@ -182,7 +182,7 @@ load_run() {
     local c
     c=$("$KILN" --data "$data" count growth 2>> "$4" | grep -o '[0-9]*' | tail -1)
     if [ "$c" != "$n" ]; then
-        out "LOAD WRONG ($how): kiln count says '$c', want $n"
+        out "LOAD WRONG ($how): kiln count says '$c', want $n" >&2
         exit 1
     fi
     rm -rf "$data"
@@ -214,7 +214,10 @@ importtsv_part() {
         rm -f "$tsv"
         local lc lm="n/a"
         lc=$(load_run copy "$n" "$o" "$LOGS/load-x$k.log")
-        [ "$MOVE" = 1 ] && lm=$(load_run move "$n" "$o" "$LOGS/load-x$k.log")
+        if [ "$MOVE" = 1 ]; then
+            lm=$(load_run move "$n" "$o" "$LOGS/load-x$k.log")
+            lm=$(printf '%.3f' "$lm")
+        fi
         local w m mib spg
         w=$(printf '%s\n' "${walls[@]}" | median)
         m=$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)
