@@ -31,6 +31,7 @@
 #include "storage/store/store_index.h"
 #include "storage/store/store_salt.h"
 #include "storage/store/table.h"
+#include "tests/support/job_fixture.h"
 #include "tests/support/test_util.h"
 
 static uint64_t rng_state;
@@ -53,45 +54,6 @@ static void
 path_of(char *out, size_t cap, const char *rel)
 {
     snprintf(out, cap, "%s/%s", base, rel);
-}
-
-/* Write an HFile of rows "row%05d" for i in [lo, hi) (step), family fam,
- * qualifiers q0..q{nq-1}, timestamp ts, value "v<ts>-<i>-<q>". */
-static void
-write_hfile(const char *path, const char *fam, int lo, int hi, int step, int nq, int64_t ts)
-{
-    hfile_writer_options o;
-    hfile_writer_options_init(&o);
-    o.codec = CODEC_SNAPPY;
-    o.block_size = 512;
-    o.sync = 0;
-    o.source_task = "attempt_test_r_000001_0";
-    hfile_writer *w;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(hfile_writer_open(path, &o, &w, &err), &err);
-    for (int i = lo; i < hi; i += step) {
-        for (int q = 0; q < nq; q++) {
-            char row[16], qual[16], val[64];
-            snprintf(row, sizeof row, "row%05d", i);
-            snprintf(qual, sizeof qual, "q%d", q);
-            int vn = snprintf(val, sizeof val, "v%lld-%d-%d", (long long)ts, i, q);
-            kiln_cell c;
-            memset(&c, 0, sizeof c);
-            c.row = (const uint8_t *)row;
-            c.row_len = (uint32_t)strlen(row);
-            c.family = (const uint8_t *)fam;
-            c.family_len = (uint32_t)strlen(fam);
-            c.qualifier = (const uint8_t *)qual;
-            c.qualifier_len = (uint32_t)strlen(qual);
-            c.ts = ts;
-            c.type = CELL_TYPE_PUT;
-            c.value = (const uint8_t *)val;
-            c.value_len = (uint32_t)vn;
-            tu_must(hfile_writer_add(w, &c, &err), &err);
-        }
-    }
-    tu_must(hfile_writer_finish(w, NULL, &err), &err);
 }
 
 static void
@@ -217,15 +179,15 @@ load_replace_links(void **state)
     mkjob(job, fams, 2, 1);
     /* one file per region for cf, one file in region 1 for a, one empty file */
     snprintf(p, sizeof p, "%s/cf/part-r-00000", job);
-    write_hfile(p, "cf", 0, 1000, 1, 2, 100);
+    tjob_write_rows(p, "cf", 0, 1000, 1, 2, 100);
     snprintf(p, sizeof p, "%s/cf/part-r-00001", job);
-    write_hfile(p, "cf", 1000, 2000, 1, 2, 100);
+    tjob_write_rows(p, "cf", 1000, 2000, 1, 2, 100);
     snprintf(p, sizeof p, "%s/cf/part-r-00002", job);
-    write_hfile(p, "cf", 2000, 3000, 1, 2, 100);
+    tjob_write_rows(p, "cf", 2000, 3000, 1, 2, 100);
     snprintf(p, sizeof p, "%s/a/part-r-00001", job);
-    write_hfile(p, "a", 1200, 1300, 1, 1, 100);
+    tjob_write_rows(p, "a", 1200, 1300, 1, 1, 100);
     snprintf(p, sizeof p, "%s/a/part-r-00009", job);
-    write_hfile(p, "a", 0, 0, 1, 1, 100);
+    tjob_write_rows(p, "a", 0, 0, 1, 1, 100);
     /* skipped like HBase does: _ and . names, sub-directories */
     snprintf(p, sizeof p, "%s/cf/_partial", job);
     touch(p);
@@ -312,11 +274,11 @@ load_append_and_replace(void **state)
     mkjob(j2, fams, 1, 1);
     mkjob(j3, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f0", j1);
-    write_hfile(p, "cf", 0, 500, 1, 1, 100);
+    tjob_write_rows(p, "cf", 0, 500, 1, 1, 100);
     snprintf(p, sizeof p, "%s/cf/f0", j2);
-    write_hfile(p, "cf", 100, 600, 1, 1, 200);
+    tjob_write_rows(p, "cf", 100, 600, 1, 1, 200);
     snprintf(p, sizeof p, "%s/cf/f0", j3);
-    write_hfile(p, "cf", 2500, 2600, 1, 1, 300);
+    tjob_write_rows(p, "cf", 2500, 2600, 1, 1, 300);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;
@@ -373,9 +335,9 @@ load_split_straddling(void **state)
     mkjob(job, fams, 2, 1);
     /* spans all three regions; another spans 0..1 only; rowcol-bloom family a */
     snprintf(p, sizeof p, "%s/cf/all", job);
-    write_hfile(p, "cf", 0, 3000, 3, 2, 100);
+    tjob_write_rows(p, "cf", 0, 3000, 3, 2, 100);
     snprintf(p, sizeof p, "%s/a/two", job);
-    write_hfile(p, "a", 990, 1010, 1, 3, 100);
+    tjob_write_rows(p, "a", 990, 1010, 1, 3, 100);
     bulkload_options o;
     bulkload_options_init(&o);
     o.no_split = 1;
@@ -437,7 +399,7 @@ load_refusals(void **state)
     const char *fams[] = {"cf"};
     mkjob(job, fams, 1, 0);
     snprintf(p, sizeof p, "%s/cf/f", job);
-    write_hfile(p, "cf", 0, 100, 1, 1, 100);
+    tjob_write_rows(p, "cf", 0, 100, 1, 1, 100);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;
@@ -466,7 +428,7 @@ load_refusals(void **state)
 
     /* cells of another family inside cf/ */
     snprintf(p, sizeof p, "%s/cf/g", job);
-    write_hfile(p, "a", 0, 10, 1, 1, 100);
+    tjob_write_rows(p, "a", 0, 10, 1, 1, 100);
     status_clear(&err);
     assert_int_equal(bulkload_run(data, "t", job, &o, &r, &err), KILN_CORRUPTION);
     assert_non_null(strstr(err.msg, "cf/g"));
@@ -563,7 +525,7 @@ load_indexes(void **state)
     const char *fams[] = {"cf"};
     mkjob(job, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f", job);
-    write_hfile(p, "cf", 0, 100, 1, 1, 100);
+    tjob_write_rows(p, "cf", 0, 100, 1, 1, 100);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;
@@ -620,7 +582,7 @@ load_indexes(void **state)
     path_of(job2, sizeof job2, "jidx2");
     mkjob(job2, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f", job2);
-    write_hfile(p, "cf", 100, 200, 1, 1, 200);
+    tjob_write_rows(p, "cf", 100, 200, 1, 1, 200);
     o.mode = BULKLOAD_APPEND;
     status_clear(&err);
     assert_int_equal(bulkload_run(data, "t", job2, &o, &r, &err), KILN_INVALID);
@@ -641,7 +603,7 @@ load_indexes(void **state)
     path_of(job3, sizeof job3, "jidx3");
     mkjob(job3, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f", job3);
-    write_hfile(p, "cf", 0, 10, 1, 1, 300);
+    tjob_write_rows(p, "cf", 0, 10, 1, 1, 300);
     o.mode = BULKLOAD_REPLACE;
     status_clear(&err);
     tu_must(bulkload_run(data, "t", job3, &o, &r, &err), &err);
@@ -675,7 +637,7 @@ load_salted(void **state)
     const char *fams[] = {"cf"};
     mkjob(job, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f", job);
-    write_hfile(p, "cf", 0, 50, 1, 1, 100);
+    tjob_write_rows(p, "cf", 0, 50, 1, 1, 100);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;
@@ -733,7 +695,7 @@ load_lock_and_dry_run(void **state)
     const char *fams[] = {"cf"};
     mkjob(job, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f", job);
-    write_hfile(p, "cf", 0, 3000, 1, 1, 100);
+    tjob_write_rows(p, "cf", 0, 3000, 1, 1, 100);
     kiln_table *holder;
     kiln_err err;
     status_clear(&err);
@@ -804,7 +766,7 @@ load_copy_across_fs(void **state)
     const char *fams[] = {"cf"};
     mkjob(job, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f", job);
-    write_hfile(p, "cf", 0, 900, 1, 1, 100);
+    tjob_write_rows(p, "cf", 0, 900, 1, 1, 100);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;
@@ -842,7 +804,7 @@ load_unconfirmed_durability(void **state)
     const char *fams[] = {"cf"};
     mkjob(job, fams, 1, 1);
     snprintf(p, sizeof p, "%s/cf/f", job);
-    write_hfile(p, "cf", 0, 900, 1, 1, 100);
+    tjob_write_rows(p, "cf", 0, 900, 1, 1, 100);
     bulkload_options o;
     bulkload_options_init(&o);
     bulkload_result r;

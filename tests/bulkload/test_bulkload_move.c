@@ -31,6 +31,7 @@
 #include "storage/hfile/hfile_writer.h"
 #include "storage/store/manifest.h"
 #include "storage/store/table.h"
+#include "tests/support/job_fixture.h"
 #include "tests/support/test_util.h"
 
 static char base[512];
@@ -41,38 +42,6 @@ static char base[512];
 #define NJOBFILES 4
 static const char *const job_files[NJOBFILES] = {"a/empty", "a/straddle", "cf/part-0",
                                                  "cf/part-1"};
-
-static void
-write_hfile(const char *path, const char *fam, int lo, int hi, int64_t ts)
-{
-    hfile_writer_options o;
-    hfile_writer_options_init(&o);
-    o.block_size = 512;
-    o.sync = 0;
-    hfile_writer *w;
-    kiln_err err;
-    status_clear(&err);
-    tu_must(hfile_writer_open(path, &o, &w, &err), &err);
-    for (int i = lo; i < hi; i++) {
-        char row[16], val[48];
-        snprintf(row, sizeof row, "row%05d", i);
-        int vn = snprintf(val, sizeof val, "v%lld-%d", (long long)ts, i);
-        kiln_cell c;
-        memset(&c, 0, sizeof c);
-        c.row = (const uint8_t *)row;
-        c.row_len = (uint32_t)strlen(row);
-        c.family = (const uint8_t *)fam;
-        c.family_len = (uint32_t)strlen(fam);
-        c.qualifier = (const uint8_t *)"q";
-        c.qualifier_len = 1;
-        c.ts = ts;
-        c.type = CELL_TYPE_PUT;
-        c.value = (const uint8_t *)val;
-        c.value_len = (uint32_t)vn;
-        tu_must(hfile_writer_add(w, &c, &err), &err);
-    }
-    tu_must(hfile_writer_finish(w, NULL, &err), &err);
-}
 
 static void
 put_file(const char *path, const char *text)
@@ -137,13 +106,13 @@ make_job(const char *job, int64_t ts)
     snprintf(p, sizeof p, "%s/a", job);
     assert_int_equal(mkdir(p, 0755), 0);
     snprintf(p, sizeof p, "%s/a/empty", job);
-    write_hfile(p, "a", 0, 0, ts);
+    tjob_write_rows(p, "a", 0, 0, 1, 1, ts);
     snprintf(p, sizeof p, "%s/a/straddle", job);
-    write_hfile(p, "a", 900, 1100, ts);
+    tjob_write_rows(p, "a", 900, 1100, 1, 1, ts);
     snprintf(p, sizeof p, "%s/cf/part-0", job);
-    write_hfile(p, "cf", 0, 1000, ts);
+    tjob_write_rows(p, "cf", 0, 1000, 1, 1, ts);
     snprintf(p, sizeof p, "%s/cf/part-1", job);
-    write_hfile(p, "cf", 1000, 1500, ts);
+    tjob_write_rows(p, "cf", 1000, 1500, 1, 1, ts);
     snprintf(p, sizeof p, "%s/_SUCCESS", job);
     put_file(p, "");
     snprintf(p, sizeof p, "%s/_job.json", job);

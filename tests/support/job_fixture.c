@@ -152,3 +152,40 @@ tjob_file_digest(const char *path, uint64_t *cells)
     hfile_reader_close(rd);
     return d;
 }
+
+void
+tjob_write_rows(const char *path, const char *fam, int lo, int hi, int step, int nq, int64_t ts)
+{
+    hfile_writer_options o;
+    hfile_writer_options_init(&o);
+    o.codec = CODEC_SNAPPY;
+    o.block_size = 512;
+    o.sync = 0;
+    o.source_task = "attempt_test_r_000001_0";
+    hfile_writer *w;
+    kiln_err err;
+    status_clear(&err);
+    tu_must(hfile_writer_open(path, &o, &w, &err), &err);
+    for (int i = lo; i < hi; i += step) {
+        for (int q = 0; q < nq; q++) {
+            char row[16], qual[16], val[64];
+            snprintf(row, sizeof row, "row%05d", i);
+            snprintf(qual, sizeof qual, "q%d", q);
+            int vn = snprintf(val, sizeof val, "v%lld-%d-%d", (long long)ts, i, q);
+            kiln_cell c;
+            memset(&c, 0, sizeof c);
+            c.row = (const uint8_t *)row;
+            c.row_len = (uint32_t)strlen(row);
+            c.family = (const uint8_t *)fam;
+            c.family_len = (uint32_t)strlen(fam);
+            c.qualifier = (const uint8_t *)qual;
+            c.qualifier_len = (uint32_t)strlen(qual);
+            c.ts = ts;
+            c.type = CELL_TYPE_PUT;
+            c.value = (const uint8_t *)val;
+            c.value_len = (uint32_t)vn;
+            tu_must(hfile_writer_add(w, &c, &err), &err);
+        }
+    }
+    tu_must(hfile_writer_finish(w, NULL, &err), &err);
+}
