@@ -167,6 +167,12 @@ http_metrics_render(http_api *a, http_api_reply *out)
     for (size_t i = 0; i < n; i++)
         http_metrics_printf(b, "kiln_view_warm_seconds{table=\"%s\"} %.6f\n", infos[i].name,
                         infos[i].last_warm_ms / 1e3);
+    http_metrics_printf(b, "# HELP kiln_view_page_bytes Bytes of file pages the last swap read "
+                       "into the page cache before serving.\n"
+                       "# TYPE kiln_view_page_bytes gauge\n");
+    for (size_t i = 0; i < n; i++)
+        http_metrics_printf(b, "kiln_view_page_bytes{table=\"%s\"} %llu\n", infos[i].name,
+                        (unsigned long long)infos[i].last_page_bytes);
     http_metrics_printf(b, "# HELP kiln_view_prefetch_bytes Bytes of blocks the last swap read "
                        "into the block cache before serving.\n"
                        "# TYPE kiln_view_prefetch_bytes gauge\n");

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "serving/slog.h"
+#include "storage/base/env.h"
 #include "storage/store/schema.h"
 #include "storage/store/table.h"
 
@@ -375,7 +376,7 @@ views_may_retry(views *v, const char *name)
 
 static void
 views_note_open(views *v, const views_entry *e, double open_ms, double warm_ms, uint64_t warmed,
-                uint64_t prefetched, int swap)
+                uint64_t paged, uint64_t prefetched, int swap)
 {
     pthread_mutex_lock(&v->mu);
     views_state *st = views_state_get(v, e->name);
@@ -384,6 +385,7 @@ views_note_open(views *v, const views_entry *e, double open_ms, double warm_ms, 
     st->info.last_open_ms = open_ms;
     st->info.last_warm_ms = warm_ms;
     st->info.last_warm_rows = warmed;
+    st->info.last_page_bytes = paged;
     st->info.last_prefetch_bytes = prefetched;
     st->info.error[0] = '\0';
     st->retry_at_ms = 0;
@@ -460,12 +462,10 @@ views_close(views *v)
     free(v);
 }
 
-/* Ask the kernel to read every file of e's version into the page cache in
- * the background (POSIX_FADV_WILLNEED): a version loaded from files that are
- * not cached any more would otherwise be read from disk, one random block
- * per request, until its blocks are in the block cache. */
+/* Call fn with the path of every file of e's version; stops at the first
+ * nonzero return. */
 static void
-views_prefetch_files(views *v, views_entry *e)
+views_each_file(views *v, views_entry *e, int (*fn)(const char *path, void *arg), void *arg)
 {
     const manifest *m = store_view_manifest(e->view);
     if (m == NULL)
@@ -475,18 +475,44 @@ views_prefetch_files(views *v, views_entry *e)
         const manifest_table *mt = &m->tables[t];
         if (table_dir_path(v->data_dir, mt->schema.name, dir, sizeof dir, NULL) != KILN_OK)
             continue;
-        for (size_t r = 0; r < mt->region_count; r++) {
+        for (size_t r = 0; r < mt->region_count; r++)
             for (size_t f = 0; f < mt->regions[r].file_count; f++) {
                 snprintf(path, sizeof path, "%s/%s/%s", dir, TABLE_FILES_DIR,
                          mt->regions[r].files[f].name);
-                int fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                    continue;
-                (void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-                close(fd);
+                if (fn(path, arg))
+                    return;
             }
-        }
     }
+}
+
+static int
+views_advise_file(const char *path, void *arg)
+{
+    (void)arg;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+        close(fd);
+    }
+    return 0;
+}
+
+/* Ask the kernel to read every file of e's version into the page cache in
+ * the background (POSIX_FADV_WILLNEED): what views_cache_files leaves to
+ * the kernel when the files do not fit or its time ran out. */
+static void
+views_prefetch_files(views *v, views_entry *e)
+{
+    views_each_file(v, e, views_advise_file, NULL);
+}
+
+static int
+views_sum_uncached(const char *path, void *arg)
+{
+    uint64_t n = 0;
+    if (env_uncached_bytes(path, &n, NULL) == KILN_OK)
+        *(uint64_t *)arg += n;
+    return 0;
 }
 
 /* The end of a warm-up step: a time (views_mono_s), or the server stopping. */
@@ -508,33 +534,89 @@ views_past_deadline(void *arg)
     return atomic_load_explicit(&d->v->stop, memory_order_relaxed) || views_mono_s() > d->at;
 }
 
-/* Read every data block of e's version into the block cache when the old
- * version had (most of) its own there and the new one's fit beside them in
- * the cache's free room (and in half the cache): then requests after the
- * swap find the new files' blocks decoded in memory, as they found the old
- * ones'. Otherwise nothing is read: warming by evicting the blocks the live
- * version is serving from would only move the misses to before the swap.
- * Returns the bytes added. */
+typedef struct views_cache_walk {
+    views_deadline *d;
+    uint64_t read;
+} views_cache_walk;
+
+static int
+views_cache_one(const char *path, void *arg)
+{
+    views_cache_walk *w = arg;
+    uint64_t n = 0;
+    kiln_err err;
+    status_clear(&err);
+    if (env_cache_file(path, views_past_deadline, w->d, &n, &err) != KILN_OK)
+        slog_error("page cache warm-up: %s", err.msg);   /* the requests will see it too */
+    w->read += n;
+    return views_past_deadline(w->d);
+}
+
+/* Read the pages of e's version's files that are not in the page cache yet,
+ * with blocking reads, within the prefetch time, when they fit in half the
+ * memory the system has available: a worker turning to the new version then
+ * never waits on the disk for a file page. (Files loaded with --move are only
+ * what the page cache still holds of the job's output; a readahead started
+ * with POSIX_FADV_WILLNEED would put pages in the cache that mincore counts
+ * as present while their reads are still under way, so none is started
+ * first.) Returns the bytes read. */
+static uint64_t
+views_cache_files(views *v, views_entry *e)
+{
+    if (v->opt.prefetch_ms <= 0)
+        return 0;
+    uint64_t absent = 0;
+    views_each_file(v, e, views_sum_uncached, &absent);
+    if (absent == 0)
+        return 0;
+    uint64_t avail = env_mem_available();
+    if (avail != 0 && absent > avail / 2) {
+        slog_info("table %s: version %llu has %.1f MiB of file pages out of memory, more than "
+                  "half the %.1f MiB available: left to the readahead", e->name,
+                  (unsigned long long)e->version, (double)absent / 1048576.0,
+                  (double)avail / 1048576.0);
+        views_prefetch_files(v, e);
+        return 0;
+    }
+    views_deadline d = views_deadline_in(v, v->opt.prefetch_ms);
+    views_cache_walk w = {&d, 0};
+    views_each_file(v, e, views_cache_one, &w);
+    if (views_past_deadline(&d))
+        views_prefetch_files(v, e);   /* the rest in the background */
+    return w.read;
+}
+
+/* Read the data blocks of e's version into the block cache's free room (at
+ * most half the cache), as many as fit: requests after the swap then find
+ * the new files' blocks decoded in memory, whether the old version served
+ * from its blocks or from the row cache (whose rows the new version does not
+ * inherit). When the old version had (most of) its blocks cached, their size
+ * scaled to the new version's data estimates what the new blocks take
+ * decoded (the trailers give the raw size only), and no more is read. Never
+ * by evicting: warming from the blocks the live version is serving from
+ * would only move the misses to before the swap. Returns the bytes added. */
 static uint64_t
 views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
 {
     if (old == NULL || v->opt.prefetch_ms <= 0)
         return 0;
-    /* The old version's cached bytes are the best guess of what the new
-     * one's blocks will take decoded (the trailers give the raw size only). */
-    uint64_t had = store_view_cached_bytes(old->view);
-    uint64_t need = store_view_data_bytes(e->view);
-    uint64_t old_need = store_view_data_bytes(old->view);
-    if (had == 0 || old_need == 0 || had < old_need / 2)
-        return 0;   /* the old version was not (mostly) cached: warm rows only */
-    uint64_t want = (uint64_t)((double)had * ((double)need / (double)old_need) * 1.125);
     block_cache_stats bs;
     block_cache_get_stats(v->cache, &bs);
     uint64_t cap = block_cache_capacity(v->cache);
     uint64_t free_bytes = bs.bytes_used < cap ? cap - bs.bytes_used : 0;
-    if (want > free_bytes || want > cap / 2)
-        return 0;   /* both versions do not fit side by side: never evict to warm */
-    uint64_t budget = want, start = budget;
+    uint64_t room = free_bytes < cap / 2 ? free_bytes : cap / 2;
+    uint64_t had = store_view_cached_bytes(old->view);
+    uint64_t need = store_view_data_bytes(e->view);
+    uint64_t old_need = store_view_data_bytes(old->view);
+    uint64_t budget = room;
+    if (had != 0 && old_need != 0 && had >= old_need / 2) {
+        uint64_t want = (uint64_t)((double)had * ((double)need / (double)old_need) * 1.125);
+        if (want < budget)
+            budget = want;
+    }
+    if (budget < need / 8)
+        return 0;   /* too little room to matter */
+    uint64_t start = budget;
     views_deadline d = views_deadline_in(v, v->opt.prefetch_ms);
     kiln_err err;
     status_clear(&err);
@@ -577,8 +659,8 @@ views_warm(views *v, views_entry *old, views_entry *e)
 typedef struct views_warmup {
     views *v;
     views_entry *old, *e;
-    uint64_t prefetched, warmed;
-    double t_prefetched;
+    uint64_t paged, prefetched, warmed;
+    double t_paged, t_prefetched;
     int own_thread;
 } views_warmup;
 
@@ -590,6 +672,8 @@ views_warmup_main(void *arg)
     /* Linux applies a nice value to the one thread whose id it is given. */
     if (w->own_thread)
         (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), VIEWS_WARM_NICE);
+    w->paged = views_cache_files(w->v, w->e);
+    w->t_paged = views_mono_s();
     w->prefetched = views_prefetch_blocks(w->v, w->old, w->e);
     w->t_prefetched = views_mono_s();
     rowcache_set_warming(w->e->rows, 1);
@@ -623,10 +707,8 @@ views_open_entry(views *v, const char *name, views_entry *old)
         return NULL;
     }
     views_entry *e = views_entry_new(v, name, sv);
-    if (old != NULL)
-        views_prefetch_files(v, e);
     double t1 = views_mono_s();
-    views_warmup w = {v, old, e, 0, 0, t1, 1};
+    views_warmup w = {v, old, e, 0, 0, 0, t1, t1, 1};
     pthread_t th;
     /* A swap warms on a thread of its own, so that its nice value goes with
      * it; a first open has nothing to warm from. */
@@ -638,14 +720,17 @@ views_open_entry(views *v, const char *name, views_entry *old)
             views_warmup_main(&w);
         }
     }
-    double t2 = w.t_prefetched, t3 = views_mono_s();
+    double tp = w.t_paged, t2 = w.t_prefetched, t3 = views_mono_s();
     uint64_t prefetched = w.prefetched, warmed = w.warmed;
-    views_note_open(v, e, (t1 - t0) * 1e3, (t3 - t1) * 1e3, warmed, prefetched, old != NULL);
+    views_note_open(v, e, (t1 - t0) * 1e3, (t3 - t1) * 1e3, warmed, w.paged, prefetched,
+                    old != NULL);
     if (old != NULL)
-        slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of blocks "
-                  "prefetched in %.1f ms, %llu hot rows warmed in %.1f ms)", name,
+        slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of file pages "
+                  "read in %.1f ms, %.1f MiB of blocks prefetched in %.1f ms, %llu hot rows "
+                  "warmed in %.1f ms)", name,
                   (unsigned long long)old->version, (unsigned long long)e->version,
-                  (t1 - t0) * 1e3, (double)prefetched / 1048576.0, (t2 - t1) * 1e3,
+                  (t1 - t0) * 1e3, (double)w.paged / 1048576.0, (tp - t1) * 1e3,
+                  (double)prefetched / 1048576.0, (t2 - tp) * 1e3,
                   (unsigned long long)warmed, (t3 - t2) * 1e3);
     else
         slog_info("table %s: serving version %llu (opened in %.1f ms)", name,

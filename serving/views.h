@@ -51,7 +51,8 @@ typedef struct views_options {
     long poll_ms;                /* CURRENT checks */
     long warm_ms;                /* time budget of a warm-up; 0: none */
     size_t warm_keys;            /* rows replayed at most */
-    long prefetch_ms;            /* time budget of a block prefetch; 0: none */
+    long prefetch_ms;            /* time budget of reading a new version's file pages, and
+                                  * again of its block prefetch; 0: neither */
     /* Take online writes: open the data directory's speed layer (speed.h)
      * and serve every table's read view with its memstores. 0: read-only. */
     int speed;
@@ -72,6 +73,7 @@ typedef struct views_table_info {
     int64_t opened_ms;           /* wall clock when the served version was published */
     double last_open_ms, last_warm_ms;
     uint64_t last_warm_rows;
+    uint64_t last_page_bytes;    /* file pages of the new version read before it was served */
     uint64_t last_prefetch_bytes; /* blocks of the new version cached before it was served */
     char error[VIEWS_ERROR_MAX]; /* last failed open ("" if none since) */
 } views_table_info;

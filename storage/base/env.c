@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -26,6 +27,7 @@
 
 #define ENV_WRITE_BUF (256 * 1024)
 #define ENV_COPY_CHUNK (8 * 1024 * 1024)
+#define ENV_CACHE_CHUNK (1024 * 1024)
 
 struct env_file {
     int fd;            /* -1: a cached readable file whose descriptor was closed */
@@ -964,4 +966,138 @@ env_copy_pinned(env_file *in, int in_fd, uint64_t off, env_file *out, uint64_t n
     }
     free(buf);
     return KILN_OK;
+}
+
+/* ------------------------------------------------------------ page cache */
+
+/* Open path and map its residency: (*vec)[i] & 1 when page i is in memory.
+ * *vec is NULL for an empty file. The caller closes *fd and frees *vec. */
+static kiln_status
+env_residency(const char *path, int *fd, uint64_t *size, unsigned char **vec, size_t *pages,
+              kiln_err *err)
+{
+    *vec = NULL;
+    *pages = 0;
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
+        return status_set_errno(err, errno, "%s: open", path);
+    struct stat st;
+    if (fstat(*fd, &st) != 0) {
+        int e = errno;
+        close(*fd);
+        return status_set_errno(err, e, "%s: fstat", path);
+    }
+    *size = (uint64_t)st.st_size;
+    if (*size == 0)
+        return KILN_OK;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t np = (size_t)((*size + pg - 1) / pg);
+    void *m = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, *fd, 0);
+    unsigned char *v = m == MAP_FAILED ? NULL : malloc(np);
+    if (v != NULL && mincore(m, (size_t)*size, v) != 0) {
+        free(v);
+        v = NULL;
+    }
+    if (m != MAP_FAILED)
+        munmap(m, (size_t)*size);
+    if (v == NULL) {
+        /* Unknown residency: every page counts as absent. */
+        v = calloc(np, 1);
+        if (v == NULL) {
+            close(*fd);
+            return status_set(err, KILN_NOMEM, "%s: residency of %zu pages", path, np);
+        }
+    }
+    *vec = v;
+    *pages = np;
+    return KILN_OK;
+}
+
+kiln_status
+env_uncached_bytes(const char *path, uint64_t *out, kiln_err *err)
+{
+    *out = 0;
+    int fd;
+    uint64_t size;
+    unsigned char *vec;
+    size_t np;
+    kiln_status s = env_residency(path, &fd, &size, &vec, &np, err);
+    if (s != KILN_OK)
+        return s;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), absent = 0;
+    for (size_t i = 0; i < np; i++)
+        absent += !(vec[i] & 1);
+    uint64_t bytes = (uint64_t)absent * pg;
+    *out = bytes < size ? bytes : size;
+    free(vec);
+    close(fd);
+    return KILN_OK;
+}
+
+kiln_status
+env_cache_file(const char *path, int (*stop)(void *), void *stop_arg, uint64_t *read,
+               kiln_err *err)
+{
+    if (read != NULL)
+        *read = 0;
+    int fd;
+    uint64_t size;
+    unsigned char *vec;
+    size_t np;
+    kiln_status s = env_residency(path, &fd, &size, &vec, &np, err);
+    if (s != KILN_OK)
+        return s;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t per_chunk = ENV_CACHE_CHUNK / pg;
+    char *scratch = np > 0 ? malloc(ENV_CACHE_CHUNK) : NULL;
+    if (np > 0 && scratch == NULL)
+        s = status_set(err, KILN_NOMEM, "%s: read buffer", path);
+    uint64_t done = 0;
+    for (size_t i = 0; s == KILN_OK && i < np;) {
+        if (vec[i] & 1) {
+            i++;
+            continue;
+        }
+        /* A run of absent pages, one read at most a chunk long. */
+        size_t j = i + 1;
+        while (j < np && j - i < per_chunk && !(vec[j] & 1))
+            j++;
+        if (stop != NULL && stop(stop_arg))
+            break;
+        uint64_t off = (uint64_t)i * pg, end = (uint64_t)j * pg;
+        if (end > size)
+            end = size;
+        ssize_t r = pread(fd, scratch, (size_t)(end - off), (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            s = status_set_errno(err, errno, "%s: read at offset %llu", path,
+                                 (unsigned long long)off);
+        else if (r == 0)
+            break;   /* the file shrank since it was mapped */
+        else
+            done += (uint64_t)r;
+        i = j;
+    }
+    free(scratch);
+    free(vec);
+    close(fd);
+    if (read != NULL)
+        *read = done;
+    return s;
+}
+
+uint64_t
+env_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (f == NULL)
+        return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kb * 1024;
 }

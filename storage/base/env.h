@@ -135,6 +135,20 @@ kiln_status env_lock(const char *path, long wait_ms, env_file **out, char *holde
                      size_t holder_cap, kiln_err *err);
 void env_unlock(env_file *f);
 
+/* The page cache. env_uncached_bytes: the bytes of path's pages that are
+ * not in memory now (mincore of a read-only mapping; a file that cannot be
+ * mapped counts whole). env_cache_file: read those pages, and only those,
+ * into the page cache with blocking reads of up to 1 MiB, so that a caller
+ * finding them later does not wait on the disk; stop (may be NULL) is asked
+ * between reads and ends the work early when it returns nonzero. *read
+ * (may be NULL) gets the bytes read. Neither changes the file. */
+kiln_status env_uncached_bytes(const char *path, uint64_t *out, kiln_err *err);
+kiln_status env_cache_file(const char *path, int (*stop)(void *), void *stop_arg,
+                           uint64_t *read, kiln_err *err);
+/* Memory the system could give without swapping (MemAvailable), in bytes;
+ * 0 if unknown. */
+uint64_t env_mem_available(void);
+
 /* Read a whole (small) file into out (appends). */
 kiln_status env_read_file(const char *path, kbuf *out, kiln_err *err);
 /* Write a small file durably: PATH.tmp, fsync, rename over PATH, fsync the directory. */

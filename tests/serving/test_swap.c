@@ -16,11 +16,16 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "serving/server.h"
 #include "serving/slog.h"
+#include "serving/views.h"
+#include "storage/base/env.h"
+#include "storage/store/table.h"
 #include "storage/query/json.h"
 #include "tests/serving/serving_fixture.h"
 
@@ -416,11 +421,107 @@ swap_under_load(void **state)
     tu_rmrf(data_dir);
 }
 
+/* The names in the files directory of data_dir's table "hot" (in *dir). */
+static void
+list_files(char *dir, size_t cap, char names[][64], size_t *n, size_t max)
+{
+    kiln_err err;
+    status_clear(&err);
+    char d[512];
+    fx_must(table_dir_path(data_dir, "default:hot", d, sizeof d, &err), &err, "table_dir_path");
+    snprintf(dir, cap, "%s/%s", d, TABLE_FILES_DIR);
+    *n = 0;
+    DIR *dp = opendir(dir);
+    assert_non_null(dp);
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL && *n < max)
+        if (e->d_name[0] != '.')
+            snprintf(names[(*n)++], 64, "%.63s", e->d_name);
+    closedir(dp);
+}
+
+/* A version whose files are out of the page cache (loaded with --move from
+ * a job output the kernel no longer holds, or read back after a restart)
+ * is read into it before the swap: a worker turning to it finds every page
+ * in memory instead of waiting on the disk. */
+static void
+swap_reads_file_pages_first(void **state)
+{
+    (void)state;
+    slog_set_quiet(1);
+    fx_tmpdir(data_dir, sizeof data_dir, "swap-pages");
+    static const char *const fams[] = {"f", NULL};
+    fx_create(data_dir, "hot", fams, NULL, 0);
+    publish(1);
+    views_options o;
+    views_options_init(&o);
+    o.block_cache_bytes = 4u << 20;
+    o.warm_ms = 0;
+    views *v;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(views_open(data_dir, &o, &v, &err), &err, "views_open");
+    views_poll(v);
+
+    char dir[600], before[16][64], after[16][64], fresh_names[16][64];
+    size_t nb, na;
+    list_files(dir, sizeof dir, before, &nb, 16);
+    publish(2);
+    list_files(dir, sizeof dir, after, &na, 16);
+    /* The new version's files: written without a sync, so synced here for
+     * the kernel to be able to drop their clean pages. */
+    uint64_t absent = 0;
+    size_t fresh = 0;
+    char path[700];
+    for (size_t i = 0; i < na; i++) {
+        int old = 0;
+        for (size_t k = 0; k < nb; k++)
+            old |= strcmp(after[i], before[k]) == 0;
+        if (old)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, after[i]);
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(fsync(fd), 0);
+        assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        close(fd);
+        uint64_t n;
+        fx_must(env_uncached_bytes(path, &n, &err), &err, "env_uncached_bytes");
+        absent += n;
+        memcpy(fresh_names[fresh++], after[i], 64);
+    }
+    assert_true(fresh > 0);
+    if (absent == 0)
+        fail_msg("%s: the file system kept every page after POSIX_FADV_DONTNEED (tmpfs?); "
+                 "set TMPDIR to a disk-backed directory", dir);
+
+    assert_int_equal(views_poll(v), 1);
+    views_table_info *infos;
+    assert_int_equal(views_table_infos(v, &infos), 1);
+    print_message("%llu bytes out of the page cache; the swap read %llu\n",
+                  (unsigned long long)absent, (unsigned long long)infos[0].last_page_bytes);
+    assert_int_equal(infos[0].swaps, 1);
+    assert_true(infos[0].last_page_bytes > 0);
+    assert_true(infos[0].last_page_bytes <= absent);
+    free(infos);
+    for (size_t i = 0; i < fresh; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, fresh_names[i]);
+        uint64_t n;
+        fx_must(env_uncached_bytes(path, &n, &err), &err, "env_uncached_bytes");
+        if (n != 0)
+            fail_msg("%s: %llu bytes still out of the page cache after the swap", path,
+                     (unsigned long long)n);
+    }
+    views_close(v);
+    tu_rmrf(data_dir);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(swap_under_load),
+        cmocka_unit_test(swap_reads_file_pages_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "storage/hfile/bloom.h"
@@ -132,6 +133,86 @@ remove_tmpdir(void **state)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
+}
+
+static int
+stop_at_once(void *arg)
+{
+    (void)arg;
+    return 1;
+}
+
+/* Drop path's pages from the page cache; fails the test where the file
+ * system keeps them (tmpfs): residency cannot be checked there. */
+static uint64_t
+evict_pages(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    close(fd);
+    uint64_t absent;
+    kiln_err err;
+    status_clear(&err);
+    assert_int_equal(env_uncached_bytes(path, &absent, &err), KILN_OK);
+    if (absent == 0)
+        fail_msg("%s: the file system kept every page after POSIX_FADV_DONTNEED (tmpfs?); "
+                 "set TMPDIR to a disk-backed directory", path);
+    return absent;
+}
+
+static void
+env_page_cache(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/pages", tmpdir);
+    kiln_err err;
+    status_clear(&err);
+    env_file *f;
+    const size_t size = 3 * 1024 * 1024 + 123;   /* a partial last page */
+    uint8_t *data = malloc(size);
+    for (size_t i = 0; i < size; i++)
+        data[i] = (uint8_t)rnd();
+    assert_int_equal(env_create(path, 0, &f, &err), KILN_OK);
+    assert_int_equal(env_append(f, data, size, &err), KILN_OK);
+    assert_int_equal(env_sync(f, &err), KILN_OK);
+    assert_int_equal(env_close(f, &err), KILN_OK);
+
+    /* Everything evicted: everything absent, and never more than the file. */
+    uint64_t absent = evict_pages(path), got;
+    assert_true(absent <= size);
+    assert_true(absent > size / 2);
+
+    /* A stop that says stop at once reads nothing. */
+    assert_int_equal(env_cache_file(path, stop_at_once, NULL, &got, &err), KILN_OK);
+    assert_int_equal(got, 0);
+
+    /* One megabyte in the middle read by hand: only the rest is read. */
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, data, 1024 * 1024, 1024 * 1024), 1024 * 1024);
+    close(fd);
+    uint64_t before;
+    assert_int_equal(env_uncached_bytes(path, &before, &err), KILN_OK);
+    assert_true(before < absent);
+    assert_int_equal(env_cache_file(path, NULL, NULL, &got, &err), KILN_OK);
+    assert_true(got > 0);
+    assert_true(got <= before);
+    assert_int_equal(env_uncached_bytes(path, &absent, &err), KILN_OK);
+    assert_int_equal(absent, 0);
+    /* Resident already: nothing to read. */
+    assert_int_equal(env_cache_file(path, NULL, NULL, &got, &err), KILN_OK);
+    assert_int_equal(got, 0);
+
+    /* A missing file is an error naming it. */
+    snprintf(path, sizeof path, "%s/absent", tmpdir);
+    assert_int_not_equal(env_cache_file(path, NULL, NULL, &got, &err), KILN_OK);
+    assert_non_null(strstr(err.msg, path));
+    assert_int_not_equal(env_uncached_bytes(path, &got, &err), KILN_OK);
+
+    assert_true(env_mem_available() > 0);
+    free(data);
 }
 
 static void
@@ -606,6 +687,7 @@ main(void)
         cmocka_unit_test(varint_round_trip),
         cmocka_unit_test(crc32c_known_values),
         cmocka_unit_test_setup_teardown(env_write_read, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test_setup_teardown(env_page_cache, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(env_fault_injection, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(env_file_cache_threads, make_tmpdir, remove_tmpdir),
         cmocka_unit_test(cell_order),
