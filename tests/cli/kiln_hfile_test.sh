@@ -17,17 +17,10 @@ SEED=${SEED:-$RANDOM}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 echo "seed=$SEED kiln=$KILN testdata=$TD"
-if [ ! -x "$KILN" ]; then
-    echo "FAIL: $KILN not built"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_kiln
 # The vectors are part of the checkout: a missing one is a failure, not a skip.
 for v in hbase264_none_rowbloom_10cells hbase264_none_rowbloom_15blocks \
          rsflush_none_rowbloom_3cells rsflush_none_deletefamily_dfbloom \
@@ -40,29 +33,6 @@ for v in hbase264_none_rowbloom_10cells hbase264_none_rowbloom_15blocks \
         exit 1
     fi
 done
-
-# run CMD...: stdout to $T/out, stderr to $T/err, exit code to $rc.
-run() {
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-}
-
-# expect_rc NAME RC CMD...: the command exits with RC.
-expect_rc() {
-    local name=$1 want=$2
-    shift 2
-    run "$@"
-    if [ "$rc" -eq "$want" ]; then ok; else bad "$name: exit $rc, want $want; stderr: $(head -c 300 "$T/err")"; fi
-}
-
-# expect_grep NAME FILE PATTERN: FILE has a line matching the ERE PATTERN.
-expect_grep() {
-    if grep -qE -- "$3" "$2"; then ok; else bad "$1: no line matching '$3' in: $(head -c 400 "$2")"; fi
-}
-
-expect_eq() {
-    if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
-}
 
 # shuffle: reorder stdin lines deterministically from $SEED.
 shuffle() {

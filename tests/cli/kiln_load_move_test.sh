@@ -25,33 +25,9 @@ trap cleanup EXIT
 D=$T/data
 export KILN_DATA=$D
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [ ! -x "$KILN" ]; then
-    echo "FAIL: $KILN not built"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-
-run() {
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-}
-expect_rc() {
-    local name=$1 want=$2
-    shift 2
-    run "$@"
-    if [ "$rc" -eq "$want" ]; then ok; else bad "$name: exit $rc, want $want; stderr: $(head -c 300 "$T/err")"; fi
-}
-expect_grep() {
-    if grep -qE -- "$3" "$2"; then ok; else bad "$1: no line matching '$3' in: $(head -c 500 "$2")"; fi
-}
-expect_eq() {
-    if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
-}
+require_kiln
 
 # make_job DIR TS: cf/p0 in region 0, cf/p1 in region 1, cf/p2 across the
 # boundary m (split), _SUCCESS and _job.json.
@@ -124,11 +100,6 @@ run "$KILN" views m
 expect_eq "dry run: still one version" "$(awk -F'\t' 'NR > 1 && NF >= 6' "$T/out" | wc -l | tr -d ' ')" 1
 
 # ---------------------------------------------------------------- kill -9
-proc_state() { # pid: one-letter state, empty once gone (a zombie counts as gone)
-    local s
-    s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-    [ "$s" = Z ] || echo "$s"
-}
 # kill_at STEP JOB: a move load of JOB into m stopped after STEP, then killed.
 kill_at() {
     KILN_TEST_STEP_FD=3 KILN_TEST_STEP_STOP=$1 "$KILN" load m "$2" --move >/dev/null 2>"$T/load.err" 3>"$T/steps" &

@@ -21,35 +21,11 @@ trap 'rm -rf "$T"' EXIT
 D=$T/data
 export KILN_DATA=$D
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 echo "seed=$SEED kiln=$KILN"
-if [ ! -x "$KILN" ]; then
-    echo "FAIL: $KILN not built"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_kiln
 RANDOM=$SEED
-
-run() {
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-}
-expect_rc() {
-    local name=$1 want=$2
-    shift 2
-    run "$@"
-    if [ "$rc" -eq "$want" ]; then ok; else bad "$name: exit $rc, want $want; stderr: $(head -c 300 "$T/err")"; fi
-}
-expect_grep() {
-    if grep -qE -- "$3" "$2"; then ok; else bad "$1: no line matching '$3' in: $(head -c 400 "$2")"; fi
-}
-expect_eq() {
-    if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
-}
 
 # mkhfile FILE FAMILY < dump-form lines
 mkhfile() {
@@ -358,11 +334,6 @@ for ((i = ${#points[@]} - 1; i > 0; i--)); do   # shuffle (SEED)
     p=${points[i]}; points[i]=${points[k]}; points[k]=$p
 done
 
-proc_state() { # pid: one-letter state from /proc, empty once it is gone (a zombie counts as gone)
-    local s
-    s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-    [ "$s" = Z ] || echo "$s"
-}
 # load_stopped_at NEXT STEP: start a load of job NEXT that stops after STEP;
 # sets lpid, or returns 1 (with lpid reaped) when it ended without stopping.
 load_stopped_at() {
