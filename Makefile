@@ -242,6 +242,10 @@ $(FUZZ_CLI_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_CLI_SRCS)
 $(FUZZ_CLI_TARGETS): LIBS += $(CLIENT_LIBS)
 $(FUZZ_CLI_TARGETS): $(FUZZ_CLI_SRCS) $(wildcard cli/*.h)
 
+# The move record's target (fuzz_moved) builds its parser from bulkload/.
+$(BUILD)/fuzz/fuzz_moved: FUZZ_EXTRA_SRCS := bulkload/moved.c
+$(BUILD)/fuzz/fuzz_moved: bulkload/moved.c bulkload/moved.h
+
 fuzz: $(FUZZ_TARGETS)
 
 # ---------------------------------------------------------------- benchmarks

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "bulkload/bulkload_int.h"
+#include "bulkload/moved.h"
 #include "storage/hfile/cell.h"
 #include "storage/base/env.h"
 #include "storage/hfile/hfile_format.h"
@@ -474,29 +475,24 @@ bulkload_move_one(const char *src, const char *dst, int *linked, kiln_err *err)
 
 /* ------------------------------------------------------------------ move record */
 
-/* JOB/_MOVED, the record a move writes before it removes the job's names:
- *
- *   kiln-moved 1
- *   table NAME
- *   version V
- *   fingerprint HEX16
- */
+/* Write JOB/_MOVED (moved.h) atomically. */
 static kiln_status
 bulkload_write_moved(const char *job, const char *table, uint64_t version, uint64_t fp,
                      kiln_err *err)
 {
-    char p[PATH_MAX], text[SCHEMA_NAME_MAX + 128];
+    char p[PATH_MAX], text[MOVED_RECORD_MAX + 1];
     if ((size_t)snprintf(p, sizeof p, "%s/%s", job, BULKLOAD_MOVED_FILE) >= sizeof p)
         return status_set(err, KILN_INVALID, "%s: path too long", job);
-    int n = snprintf(text, sizeof text, "kiln-moved 1\ntable %s\nversion %llu\nfingerprint %016llx\n",
-                     table, (unsigned long long)version, (unsigned long long)fp);
-    if (n < 0 || (size_t)n >= sizeof text)
-        return status_set(err, KILN_INVALID, "%s: table name too long", p);
-    return env_write_file_atomic(p, text, (size_t)n, err);
+    moved_record r = {.version = version, .fingerprint = fp};
+    snprintf(r.table, sizeof r.table, "%s", table);
+    size_t n = moved_record_format(&r, text, sizeof text);
+    if (n == 0)
+        return status_set(err, KILN_INVALID, "%s: cannot record table name '%s'", p, table);
+    return env_write_file_atomic(p, text, n, err);
 }
 
 /* Read JOB/_MOVED: *found = 0 when absent. KILN_CORRUPTION (naming the file
- * and line) when it does not parse. */
+ * and line) when it is not a record. */
 static kiln_status
 bulkload_read_moved(const char *job, int *found, char *table, size_t table_cap,
                     uint64_t *version, uint64_t *fp, kiln_err *err)
@@ -505,48 +501,32 @@ bulkload_read_moved(const char *job, int *found, char *table, size_t table_cap,
     *found = 0;
     if ((size_t)snprintf(p, sizeof p, "%s/%s", job, BULKLOAD_MOVED_FILE) >= sizeof p)
         return status_set(err, KILN_INVALID, "%s: path too long", job);
-    kbuf b = KBUF_INIT;
+    env_stat_info si;
     kiln_err e2;
     status_clear(&e2);
-    kiln_status st = env_read_file(p, &b, &e2);
-    if (st == KILN_NOT_FOUND) {
-        buf_free(&b);
+    kiln_status st = env_stat(p, &si, &e2);
+    if (st == KILN_NOT_FOUND)
         return KILN_OK;
-    }
+    if (st == KILN_OK && si.size > MOVED_RECORD_MAX)
+        return status_set(err, KILN_CORRUPTION, "%s: %llu bytes, longer than any move record",
+                          p, (unsigned long long)si.size);
+    kbuf b = KBUF_INIT;
+    if (st == KILN_OK)
+        st = env_read_file(p, &b, &e2);
     if (st != KILN_OK) {
         buf_free(&b);
         return status_set(err, st, "%s", e2.msg);
     }
-    buf_append_u8(&b, 0);
-    const char *line = (const char *)b.data;
-    unsigned long long v = 0, f = 0;
-    char name[SCHEMA_NAME_MAX + 2];
-    int lineno = 0, ok = 1;
-    char fmt[32];
-    snprintf(fmt, sizeof fmt, "table %%%zus", sizeof name - 1);
-    for (int want = 0; want < 4 && ok; want++) {
-        const char *end = strchr(line, '\n');
-        lineno = want + 1;
-        if (end == NULL) {
-            ok = 0;
-            break;
-        }
-        switch (want) {
-        case 0: ok = strncmp(line, "kiln-moved 1\n", 13) == 0; break;
-        case 1: ok = sscanf(line, fmt, name) == 1 && strlen(name) < table_cap; break;
-        case 2: ok = sscanf(line, "version %llu", &v) == 1 && v > 0; break;
-        case 3: ok = sscanf(line, "fingerprint %llx", &f) == 1; break;
-        }
-        line = end + 1;
-    }
+    moved_record r;
+    st = moved_record_parse(p, b.data, b.len, &r, err);
     buf_free(&b);
-    if (!ok)
-        return status_set(err, KILN_CORRUPTION,
-                          "%s: line %d: not a move record (kiln-moved 1, table, version, "
-                          "fingerprint)", p, lineno);
-    memcpy(table, name, strlen(name) + 1);   /* shorter than table_cap: checked above */
-    *version = v;
-    *fp = f;
+    if (st != KILN_OK)
+        return st;
+    if (strlen(r.table) >= table_cap)
+        return status_set(err, KILN_CORRUPTION, "%s: table name too long", p);
+    memcpy(table, r.table, strlen(r.table) + 1);
+    *version = r.version;
+    *fp = r.fingerprint;
     *found = 1;
     return KILN_OK;
 }

@@ -28,7 +28,7 @@ trap cleanup EXIT
 export KILN_DATA=$D
 unset KILN_CA_FILE KILN_INSECURE_TLS
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 finish() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]

@@ -17,7 +17,7 @@ SEED=${SEED:-$RANDOM}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 
 echo "seed=$SEED kiln=$KILN testdata=$TD"
 require_kiln

@@ -25,7 +25,7 @@ trap cleanup EXIT
 D=$T/data
 export KILN_DATA=$D
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 
 require_kiln
 

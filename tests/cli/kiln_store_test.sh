@@ -21,7 +21,7 @@ trap 'rm -rf "$T"' EXIT
 D=$T/data
 export KILN_DATA=$D
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 
 echo "seed=$SEED kiln=$KILN"
 require_kiln

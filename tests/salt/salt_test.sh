@@ -32,10 +32,7 @@ cleanup() {
 trap cleanup EXIT
 export KILN_DATA=$D
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 finish() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
@@ -48,19 +45,6 @@ for tool in python3 curl; do
     command -v $tool >/dev/null || { bad "$tool is missing (apt-get install $tool)"; finish; }
 done
 
-run() {
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-}
-expect_rc() {
-    local name=$1 want=$2
-    shift 2
-    run "$@"
-    if [ "$rc" -eq "$want" ]; then ok; else bad "$name: exit $rc, want $want; stderr: $(head -c 300 "$T/err")"; fi
-}
-expect_grep() {
-    if grep -qE -- "$3" "$2"; then ok; else bad "$1: no line matching '$3' in: $(head -c 400 "$2")"; fi
-}
 expect_same() {
     if cmp -s "$2" "$3"; then ok; else bad "$1: $2 and $3 differ: $(diff "$2" "$3" | head -5)"; fi
 }

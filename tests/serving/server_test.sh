@@ -26,10 +26,7 @@ cleanup() {
 trap cleanup EXIT
 export KILN_DATA=$D
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/checks.sh"
 finish() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
@@ -47,23 +44,6 @@ for tool in curl redis-cli; do
         command -v $tool >/dev/null || { bad "$tool is missing (scripts/deps.sh installs it)"; finish; }
     fi
 done
-
-run() {
-    "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-}
-expect_rc() {
-    local name=$1 want=$2
-    shift 2
-    run "$@"
-    if [ "$rc" -eq "$want" ]; then ok; else bad "$name: exit $rc, want $want; stderr: $(head -c 300 "$T/err")"; fi
-}
-expect_grep() {
-    if grep -qE -- "$3" "$2"; then ok; else bad "$1: no line matching '$3' in: $(head -c 400 "$2")"; fi
-}
-expect_eq() {
-    if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
-}
 
 # ---------------------------------------------------------------- the program
 expect_rc "--help" 0 "$SERVER" --help

@@ -1,5 +1,5 @@
-# lib.sh -- what the `kiln` command-line test scripts share (sourced, bash):
-# the pass/fail count and the checks that feed it. The caller has set $T (a
+# checks.sh -- what the end-to-end test scripts share (sourced, bash): the
+# pass/fail count and the checks that feed it. The caller has set $T (a
 # scratch directory) and $KILN before sourcing; a check's command writes its
 # standard output to $T/out and its standard error to $T/err.
 
