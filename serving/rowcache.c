@@ -70,7 +70,8 @@ typedef struct rowcache_shard {
     rowcache_map maps;                    /* sentinel of the shard's mappings */
     uint8_t *bump, *bump_end;             /* unused space of the newest slab */
     void *free_class[ROWCACHE_CLASSES];   /* freed slots, linked through their first word */
-    uint64_t hits, misses, inserts, evictions;
+    uint64_t hits, misses, inserts, evictions, growths;
+    int retired;                          /* bytes no longer counted in the pool */
     char pad[64];
 } rowcache_shard;
 
@@ -145,7 +146,8 @@ rowcache_free(rowcache *c)
     unsigned unmapped = 0;
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
-        freed += s->bytes;
+        if (!s->retired)
+            freed += s->bytes;
         for (rowcache_map *m = s->maps.next; m != &s->maps;) {
             rowcache_map *next = m->next;
             munmap(m, m->size);
@@ -326,7 +328,8 @@ rowcache_remove(rowcache *c, rowcache_shard *s, rowcache_entry *e)
     e->ring.next->prev = e->ring.prev;
     s->count--;
     s->bytes -= e->charge;
-    atomic_fetch_sub_explicit(&c->pool->used, e->charge, memory_order_relaxed);
+    if (!s->retired)
+        atomic_fetch_sub_explicit(&c->pool->used, e->charge, memory_order_relaxed);
     rowcache_release(s, e);
 }
 
@@ -360,14 +363,15 @@ rowcache_evict_one(rowcache *c, rowcache_shard *s, const rowcache_entry *keep)
     return 0;
 }
 
-/* Double the bucket array; its bytes count against the pool. REQUIRES: s->mu. */
+/* Rehash the shard into nb buckets (a power of two above the current count);
+ * the added bytes count against the pool. REQUIRES: s->mu. */
 static void
-rowcache_grow(rowcache *c, rowcache_shard *s)
+rowcache_resize(rowcache *c, rowcache_shard *s, size_t nb)
 {
-    size_t nb = s->nbuckets * 2;
-    size_t more = s->nbuckets * sizeof *s->buckets;
+    size_t more = (nb - s->nbuckets) * sizeof *s->buckets;
     s->bytes += more;
-    atomic_fetch_add_explicit(&c->pool->used, more, memory_order_relaxed);
+    if (!s->retired)
+        atomic_fetch_add_explicit(&c->pool->used, more, memory_order_relaxed);
     rowcache_entry **b = rowcache_buckets_new(nb);
     for (size_t i = 0; i < s->nbuckets; i++) {
         for (rowcache_entry *e = s->buckets[i]; e != NULL;) {
@@ -380,6 +384,43 @@ rowcache_grow(rowcache *c, rowcache_shard *s)
     rowcache_buckets_free(s->buckets, s->nbuckets);
     s->buckets = b;
     s->nbuckets = nb;
+}
+
+/* Double the bucket array. REQUIRES: s->mu. */
+static void
+rowcache_grow(rowcache *c, rowcache_shard *s)
+{
+    s->growths++;
+    rowcache_resize(c, s, s->nbuckets * 2);
+}
+
+void
+rowcache_reserve(rowcache *c, size_t entries)
+{
+    if (c == NULL)
+        return;
+    /* A quarter over the mean, as shards fill unevenly; the buckets stay a
+     * small part of the pool, an eighth at most. */
+    size_t cap = c->pool->capacity / 8 / sizeof(rowcache_entry *) / ROWCACHE_SHARDS;
+    if (entries > (size_t)1 << 40)
+        entries = (size_t)1 << 40;
+    size_t per = entries / ROWCACHE_SHARDS + entries / ROWCACHE_SHARDS / 4, nb = 16;
+    while (nb < per)
+        nb *= 2;
+    while (nb > 16 && nb > cap)
+        nb /= 2;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        if (s->nbuckets < nb) {
+            rowcache_resize(c, s, nb);
+            /* Fault the array in here rather than under a request. */
+            size_t page = (size_t)sysconf(_SC_PAGESIZE);
+            for (size_t off = 0; off < nb * sizeof *s->buckets; off += page)
+                ((volatile char *)s->buckets)[off] = 0;
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
 }
 
 int
@@ -417,6 +458,10 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     uint64_t h = rowcache_hash(key, n);
     rowcache_shard *s = rowcache_shard_of(c, h);
     pthread_mutex_lock(&s->mu);
+    if (s->retired) {
+        pthread_mutex_unlock(&s->mu);
+        return;   /* a retired cache takes nothing new */
+    }
     rowcache_entry **pp = rowcache_slot(s, h, key, n);
     if (*pp != NULL)
         rowcache_remove(c, s, *pp);
@@ -458,6 +503,23 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     if (s->count > s->nbuckets)
         rowcache_grow(c, s);
     pthread_mutex_unlock(&s->mu);
+}
+
+void
+rowcache_retire(rowcache *c)
+{
+    if (c == NULL)
+        return;
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        if (!s->retired)
+            bytes += s->bytes;
+        s->retired = 1;
+        pthread_mutex_unlock(&s->mu);
+    }
+    atomic_fetch_sub_explicit(&c->pool->used, bytes, memory_order_relaxed);
 }
 
 void
@@ -535,6 +597,7 @@ rowcache_get_stats(rowcache *c, rowcache_stats *out)
         out->misses += s->misses;
         out->inserts += s->inserts;
         out->evictions += s->evictions;
+        out->growths += s->growths;
         out->entries += s->count;
         out->bytes += s->bytes;
         pthread_mutex_unlock(&s->mu);

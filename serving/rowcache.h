@@ -43,6 +43,7 @@ typedef struct rowcache rowcache;
 
 typedef struct rowcache_stats {
     uint64_t hits, misses, inserts, evictions;
+    uint64_t growths;            /* shard hashes doubled as entries came in */
     uint64_t entries, bytes;
 } rowcache_stats;
 
@@ -69,6 +70,16 @@ void rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img,
  * (a bounded overshoot: the warm-up's row count is limited). REQUIRES: only
  * one thread inserts into c while it is on. */
 void rowcache_set_warming(rowcache *c, int on);
+/* Size the cache's hash for about `entries` rows at once (a cache that will
+ * fill as full as the one it replaces): growing to that size one doubling at
+ * a time would rehash each shard under its lock while requests wait on it.
+ * The buckets count against the pool, an eighth of it at most. c may be NULL. */
+void rowcache_reserve(rowcache *c, size_t entries);
+/* A cache whose version was swapped out: its bytes leave the pool's count at
+ * once, so the new version's cache fills the budget while this one waits
+ * to be freed (its readers finishing, then rowcache_free unmapping it); it
+ * still answers gets and takes no more puts. c may be NULL. */
+void rowcache_retire(rowcache *c);
 /* Append up to max keys, recently read ones first (shards taken in turn),
  * each as a 4-byte little-endian length and the bytes. Returns the count. */
 size_t rowcache_hot_keys(rowcache *c, size_t max, kbuf *out);

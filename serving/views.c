@@ -676,6 +676,12 @@ views_warmup_main(void *arg)
     w->t_paged = views_mono_s();
     w->prefetched = views_prefetch_blocks(w->v, w->old, w->e);
     w->t_prefetched = views_mono_s();
+    if (w->old != NULL && w->old->rows != NULL) {
+        /* The new version's rows will fill its cache as the old one's did. */
+        rowcache_stats rs;
+        rowcache_get_stats(w->old->rows, &rs);
+        rowcache_reserve(w->e->rows, (size_t)rs.entries);
+    }
     rowcache_set_warming(w->e->rows, 1);
     w->warmed = views_warm(w->v, w->old, w->e);
     rowcache_set_warming(w->e->rows, 0);   /* before anyone else sees e */
@@ -805,6 +811,9 @@ views_poll(views *v)
             next[count++] = cur->entries[k];
         }
     }
+    /* Entries swapped out: their row caches retire once the new ones are
+     * published (the poller buries the entries, no one else frees them). */
+    views_entry **out = kiln_calloc(count ? count : 1, sizeof *out);
     for (size_t i = 0; i < count; i++) {
         views_entry *e = next[i];
         if (!views_may_retry(v, e->name) || views_entry_is_current(v, e))
@@ -813,18 +822,23 @@ views_poll(views *v)
         if (ne == NULL)
             continue;
         next[i] = ne;
-        views_entry_unref(e);
+        out[swapped++] = e;
         changed = 1;
-        swapped++;
     }
     if (!changed && cur != NULL) {
         for (size_t i = 0; i < count; i++)
             views_entry_unref(next[i]);
         free(next);
+        free(out);
         return 0;
     }
     qsort(next, count, sizeof *next, views_name_cmp);
     views_publish(v, next, count);
+    for (size_t i = 0; i < swapped; i++) {
+        rowcache_retire(out[i]->rows);
+        views_entry_unref(out[i]);
+    }
+    free(out);
     atomic_fetch_add_explicit(&v->swaps, swapped, memory_order_relaxed);
     return swapped;
 }

@@ -620,6 +620,123 @@ rowcache_large_cache_round_trips(void **state)
     buf_free(&got);
 }
 
+/* A cache reserved for N rows takes them without doubling any shard's hash
+ * (each doubling rehashes a shard under its lock), where an unreserved one
+ * doubles many times; reserving a cache that holds rows keeps every row;
+ * the buckets count against the pool, capped at an eighth of it. */
+static void
+rowcache_reserve_presizes(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    rowcache_pool *pool = rowcache_pool_new((size_t)256 << 20);
+    rowcache *plain = rowcache_new(pool), *sized = rowcache_new(pool);
+    char key[32];
+    kbuf got = KBUF_INIT;
+    /* A few rows first: the reserve rehashes them. */
+    for (int i = 0; i < 100; i++) {
+        int n = snprintf(key, sizeof key, "row%06d", i);
+        rowcache_put(sized, (const uint8_t *)key, (size_t)n, (const uint8_t *)key, (size_t)n,
+                     ROWCACHE_NO_EXPIRY);
+    }
+    uint64_t before = rowcache_pool_used(pool);
+    rowcache_reserve(sized, N);
+    assert_true(rowcache_pool_used(pool) >= before + (N / 2) * sizeof(void *));
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "row%06d", i);
+        rowcache_put(plain, (const uint8_t *)key, (size_t)n, (const uint8_t *)key, (size_t)n,
+                     ROWCACHE_NO_EXPIRY);
+        rowcache_put(sized, (const uint8_t *)key, (size_t)n, (const uint8_t *)key, (size_t)n,
+                     ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_stats ps, ss;
+    rowcache_get_stats(plain, &ps);
+    rowcache_get_stats(sized, &ss);
+    print_message("hash doublings: %llu unreserved, %llu reserved\n",
+                  (unsigned long long)ps.growths, (unsigned long long)ss.growths);
+    assert_int_equal(ss.entries, N);
+    assert_int_equal(ss.growths, 0);
+    assert_true(ps.growths >= 32);   /* every shard doubled at least once */
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "row%06d", i);
+        assert_int_equal(rowcache_get(sized, (const uint8_t *)key, (size_t)n, 0, &got), 1);
+        assert_int_equal(got.len, (size_t)n);
+        assert_memory_equal(got.data, key, (size_t)n);
+    }
+    /* Far more rows than the pool could ever index: an eighth of it. */
+    rowcache *huge = rowcache_new(pool);
+    before = rowcache_pool_used(pool);
+    rowcache_reserve(huge, (size_t)1 << 40);
+    assert_true(rowcache_pool_used(pool) - before <= ((size_t)256 << 20) / 8);
+    rowcache_reserve(NULL, N);
+    rowcache_free(huge);
+    rowcache_free(plain);
+    rowcache_free(sized);
+    assert_int_equal(rowcache_pool_used(pool), 0);
+    rowcache_pool_free(pool);
+    buf_free(&got);
+}
+
+/* A retired cache (its version swapped out) leaves the pool's count at
+ * once: the next version's cache fills the whole budget beside it without
+ * evicting, while the retired one still answers and takes nothing new;
+ * freeing both gives the pool back exactly. */
+static void
+rowcache_retire_frees_the_budget(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    const size_t budget = (size_t)4 << 20;
+    rowcache_pool *pool = rowcache_pool_new(budget);
+    rowcache *old = rowcache_new(pool);
+    uint8_t img[900];
+    memset(img, 'v', sizeof img);
+    char key[32];
+    kbuf got = KBUF_INIT;
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "k%06d", i);
+        rowcache_put(old, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_stats os;
+    rowcache_get_stats(old, &os);
+    assert_true(rowcache_pool_used(pool) > budget / 2);   /* most of the budget */
+
+    rowcache_retire(old);
+    assert_true(rowcache_pool_used(pool) < budget / 64);
+    int n = snprintf(key, sizeof key, "k%06d", N - 1);
+    int had = rowcache_get(old, (const uint8_t *)key, (size_t)n, 0, &got);
+    n = snprintf(key, sizeof key, "fresh");
+    rowcache_put(old, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    assert_int_equal(rowcache_get(old, (const uint8_t *)key, (size_t)n, 0, &got), 0);
+    rowcache_stats rs;
+    rowcache_get_stats(old, &rs);
+    assert_int_equal(rs.entries, os.entries);
+    assert_int_equal(had, 1);
+
+    /* The next version's cache fills as much as the old one had, unevicted. */
+    rowcache *next = rowcache_new(pool);
+    for (int i = 0; i < N; i++) {
+        n = snprintf(key, sizeof key, "k%06d", i);
+        rowcache_put(next, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_stats ns;
+    rowcache_get_stats(next, &ns);
+    print_message("old cache %llu rows, next %llu rows (%llu evicted)\n",
+                  (unsigned long long)os.entries, (unsigned long long)ns.entries,
+                  (unsigned long long)ns.evictions);
+    assert_int_equal(ns.entries, os.entries);
+    assert_int_equal(ns.evictions, os.evictions);
+    rowcache_retire(old);   /* twice changes nothing */
+    uint64_t used = rowcache_pool_used(pool);
+    rowcache_free(old);
+    assert_int_equal(rowcache_pool_used(pool), used);
+    rowcache_free(next);
+    assert_int_equal(rowcache_pool_used(pool), 0);
+    rowcache_retire(NULL);
+    rowcache_pool_free(pool);
+    buf_free(&got);
+}
+
 int
 main(void)
 {
@@ -641,6 +758,8 @@ main(void)
         cmocka_unit_test(json_parses_documents),
         cmocka_unit_test(rowcache_images_and_eviction),
         cmocka_unit_test(rowcache_large_cache_round_trips),
+        cmocka_unit_test(rowcache_reserve_presizes),
+        cmocka_unit_test(rowcache_retire_frees_the_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
