@@ -479,7 +479,7 @@ swap_reads_file_pages_first(void **state)
             old |= strcmp(after[i], before[k]) == 0;
         if (old)
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, after[i]);
+        snprintf(path, sizeof path, "%.599s/%.63s", dir, after[i]);
         int fd = open(path, O_RDONLY);
         assert_true(fd >= 0);
         assert_int_equal(fsync(fd), 0);
@@ -505,7 +505,7 @@ swap_reads_file_pages_first(void **state)
     assert_true(infos[0].last_page_bytes <= absent);
     free(infos);
     for (size_t i = 0; i < fresh; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, fresh_names[i]);
+        snprintf(path, sizeof path, "%.599s/%.63s", dir, fresh_names[i]);
         uint64_t n;
         fx_must(env_uncached_bytes(path, &n, &err), &err, "env_uncached_bytes");
         if (n != 0)
