@@ -570,23 +570,33 @@ block_cache_unreserve(block_cache *c, size_t bytes)
     atomic_fetch_sub(&c->reserved, bytes);
 }
 
+/* Blocks block_cache_erase_file unlinks under one hold of a shard's lock:
+ * erasing a file of thousands of blocks lets the readers of that shard in
+ * between batches rather than making them wait for the whole file. */
+#define ERASE_BATCH 64
+
 void
 block_cache_erase_file(block_cache *c, uint64_t file_id)
 {
     for (unsigned i = 0; i < c->nshards; i++) {
         cache_shard *s = &c->shards[i];
-        block_cache_handle *dead = NULL;
-        pthread_mutex_lock(&s->mu);
-        block_cache_handle *e;
-        while ((e = s->files[file_find(s, file_id)].head) != NULL) {
-            table_unlink(s, e);   /* takes e off the file's chain too */
-            if (--e->refs == 0) {
-                e->lru_next = dead;
-                dead = e;
-            } /* else pinned: freed by its last release */
-        }
-        pthread_mutex_unlock(&s->mu);
-        free_list(dead);
+        int more;
+        do {
+            block_cache_handle *dead = NULL, *e;
+            pthread_mutex_lock(&s->mu);
+            for (unsigned n = 0; n < ERASE_BATCH; n++) {
+                if ((e = s->files[file_find(s, file_id)].head) == NULL)
+                    break;
+                table_unlink(s, e);   /* takes e off the file's chain too */
+                if (--e->refs == 0) {
+                    e->lru_next = dead;
+                    dead = e;
+                } /* else pinned: freed by its last release */
+            }
+            more = s->files[file_find(s, file_id)].head != NULL;
+            pthread_mutex_unlock(&s->mu);
+            free_list(dead);
+        } while (more);
     }
 }
 

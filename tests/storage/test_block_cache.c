@@ -238,6 +238,45 @@ erase_file_drops_blocks(void **state)
     block_cache_free(c);
 }
 
+/* One shard, one file of many more blocks than one lock hold unlinks
+ * (block_cache_erase_file works in batches): every block goes, pinned ones
+ * on both sides of a batch boundary stay readable until released, and the
+ * other file's blocks in the same shard stay. */
+static void
+erase_file_spanning_batches(void **state)
+{
+    enum { BLOCKS = 1000 };
+    block_cache *c = block_cache_new_shards(1 << 24, 0);
+    for (uint64_t i = 0; i < BLOCKS; i++) {
+        insert_release(c, 20, i * 512, 40);
+        if (i % 2 == 0)
+            insert_release(c, 21, i * 512, 40);
+    }
+    const uint64_t pin_at[] = {0, 63, 64, 65, 500, BLOCKS - 1};
+    enum { PINS = sizeof pin_at / sizeof pin_at[0] };
+    block_cache_handle *pins[PINS];
+    for (size_t k = 0; k < PINS; k++)
+        assert_non_null(pins[k] = block_cache_lookup(c, 20, pin_at[k] * 512));
+    block_cache_erase_file(c, 20);
+    assert_int_equal(block_cache_file_bytes(c, 20), 0);
+    for (uint64_t i = 0; i < BLOCKS; i++) {
+        assert_false(present(c, 20, i * 512));
+        assert_int_equal(present(c, 21, i * 512), i % 2 == 0);
+    }
+    for (size_t k = 0; k < PINS; k++) {
+        assert_true(block_ok(pins[k], 20, pin_at[k] * 512));
+        block_cache_release(c, pins[k]);
+    }
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, BLOCKS / 2);
+    block_cache_erase_file(c, 21);
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 0);
+    assert_int_equal(st.bytes_used, 0);
+    block_cache_free(c);
+}
+
 /* Many files in one shard, blocks evicted, reinserted and erased in a
  * random order: the per-file chains (and the map from file to chain, which
  * grows and shrinks) stay consistent with the table. */
@@ -467,6 +506,7 @@ main(void)
         cmocka_unit_test(pinning_prevents_eviction),
         cmocka_unit_test(duplicate_insert_keeps_first),
         cmocka_unit_test(erase_file_drops_blocks),
+        cmocka_unit_test(erase_file_spanning_batches),
         cmocka_unit_test(erase_many_files),
         cmocka_unit_test(zero_capacity_caches_nothing),
         cmocka_unit_test(inline_blocks),
