@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,60 @@ http_metrics_speed(kbuf *b, kiln_speed *sp, const views_table_info *infos, size_
     free(have);
 }
 
+/* The gauges and counters kept per table (views_table_info), one family
+ * each: a field, and how its value is written. */
+enum { TABLE_U64, TABLE_MS_AS_S, TABLE_NONEMPTY };
+static const struct {
+    const char *name, *type, *help;
+    size_t off;
+    int kind;
+} table_metrics[] = {
+    {"kiln_view_version", "gauge", "The view version served, per table.",
+     offsetof(views_table_info, version), TABLE_U64},
+    {"kiln_view_swaps_total", "counter", "Versions swapped in while serving.",
+     offsetof(views_table_info, swaps), TABLE_U64},
+    {"kiln_view_warm_seconds", "gauge", "Time the last swap spent warming.",
+     offsetof(views_table_info, last_warm_ms), TABLE_MS_AS_S},
+    {"kiln_view_page_bytes", "gauge",
+     "Bytes of file pages the last swap read into the page cache before serving.",
+     offsetof(views_table_info, last_page_bytes), TABLE_U64},
+    {"kiln_view_prefetch_bytes", "gauge",
+     "Bytes of blocks the last swap read into the block cache before serving.",
+     offsetof(views_table_info, last_prefetch_bytes), TABLE_U64},
+    {"kiln_view_open_error", "gauge", "1 while the current version of a table cannot be opened.",
+     offsetof(views_table_info, error), TABLE_NONEMPTY},
+};
+
+static void
+http_metrics_tables(kbuf *b, const views_table_info *infos, size_t n)
+{
+    for (size_t m = 0; m < sizeof table_metrics / sizeof table_metrics[0]; m++) {
+        const char *name = table_metrics[m].name;
+        http_metrics_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, table_metrics[m].help, name,
+                            table_metrics[m].type);
+        for (size_t i = 0; i < n; i++) {
+            const char *field = (const char *)&infos[i] + table_metrics[m].off;
+            http_metrics_printf(b, "%s{table=\"%s\"} ", name, infos[i].name);
+            switch (table_metrics[m].kind) {
+            case TABLE_U64: {
+                uint64_t u;
+                memcpy(&u, field, sizeof u);
+                http_metrics_printf(b, "%llu\n", (unsigned long long)u);
+                break;
+            }
+            case TABLE_MS_AS_S: {
+                double ms;
+                memcpy(&ms, field, sizeof ms);
+                http_metrics_printf(b, "%.6f\n", ms / 1e3);
+                break;
+            }
+            default:
+                http_metrics_printf(b, "%d\n", field[0] != '\0');
+            }
+        }
+    }
+}
+
 void
 http_metrics_render(http_api *a, http_api_reply *out)
 {
@@ -152,38 +207,7 @@ http_metrics_render(http_api *a, http_api_reply *out)
     rowcache_stats tot;
     views_table_info *infos;
     size_t n = views_table_infos(a->env->views, &infos);
-    http_metrics_printf(b, "# HELP kiln_view_version The view version served, per table.\n"
-                       "# TYPE kiln_view_version gauge\n");
-    for (size_t i = 0; i < n; i++)
-        http_metrics_printf(b, "kiln_view_version{table=\"%s\"} %llu\n", infos[i].name,
-                        (unsigned long long)infos[i].version);
-    http_metrics_printf(b, "# HELP kiln_view_swaps_total Versions swapped in while serving.\n"
-                       "# TYPE kiln_view_swaps_total counter\n");
-    for (size_t i = 0; i < n; i++)
-        http_metrics_printf(b, "kiln_view_swaps_total{table=\"%s\"} %llu\n", infos[i].name,
-                        (unsigned long long)infos[i].swaps);
-    http_metrics_printf(b, "# HELP kiln_view_warm_seconds Time the last swap spent warming.\n"
-                       "# TYPE kiln_view_warm_seconds gauge\n");
-    for (size_t i = 0; i < n; i++)
-        http_metrics_printf(b, "kiln_view_warm_seconds{table=\"%s\"} %.6f\n", infos[i].name,
-                        infos[i].last_warm_ms / 1e3);
-    http_metrics_printf(b, "# HELP kiln_view_page_bytes Bytes of file pages the last swap read "
-                       "into the page cache before serving.\n"
-                       "# TYPE kiln_view_page_bytes gauge\n");
-    for (size_t i = 0; i < n; i++)
-        http_metrics_printf(b, "kiln_view_page_bytes{table=\"%s\"} %llu\n", infos[i].name,
-                        (unsigned long long)infos[i].last_page_bytes);
-    http_metrics_printf(b, "# HELP kiln_view_prefetch_bytes Bytes of blocks the last swap read "
-                       "into the block cache before serving.\n"
-                       "# TYPE kiln_view_prefetch_bytes gauge\n");
-    for (size_t i = 0; i < n; i++)
-        http_metrics_printf(b, "kiln_view_prefetch_bytes{table=\"%s\"} %llu\n", infos[i].name,
-                        (unsigned long long)infos[i].last_prefetch_bytes);
-    http_metrics_printf(b, "# HELP kiln_view_open_error 1 while the current version of a table "
-                       "cannot be opened.\n# TYPE kiln_view_open_error gauge\n");
-    for (size_t i = 0; i < n; i++)
-        http_metrics_printf(b, "kiln_view_open_error{table=\"%s\"} %d\n", infos[i].name,
-                        infos[i].error[0] != '\0');
+    http_metrics_tables(b, infos, n);
     kiln_speed *sp = views_speed(a->env->views);
     if (sp != NULL)
         http_metrics_speed(b, sp, infos, n);
