@@ -19,7 +19,10 @@
 #
 #   bench/server_bench.sh [--rows N] [--runs R] [--dir DIR] [--threads T]
 #                         [--cache-mb M] [--row-cache-mb M] [--secs S] [--soak S]
-#                         [--load move|copy] [--peers PEERS]
+#                         [--load move|copy] [--peers PEERS] [--swap-only]
+#
+# --swap-only runs the swaps under load and nothing else (no Redis peer, no
+# redis-benchmark or wrk comparison).
 #
 # --load says how a swap's `kiln load` takes the new version's files: move
 # (the default, `kiln load --move` of a fresh hard-linked copy of the kept job
@@ -47,6 +50,7 @@ KPORT=${KPORT:-16480}
 RPORT=${RPORT:-6480}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
 LOAD=move
+SWAP_ONLY=0
 
 usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
     --soak) SOAK=$2; shift 2 ;;
     --load) LOAD=$2; shift 2 ;;
     --peers) PEERS=$2; shift 2 ;;
+    --swap-only) SWAP_ONLY=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "server_bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
@@ -72,7 +77,9 @@ done
 
 GEN_RESP=$PEERS/redis_bench/gen_resp.py
 REDIS=1
-if [ ! -f "$GEN_RESP" ]; then
+if [ $SWAP_ONLY = 1 ]; then
+    REDIS=0
+elif [ ! -f "$GEN_RESP" ]; then
     echo "server_bench.sh: Redis harness not found: $GEN_RESP (give --peers DIR or KILN_PEERS);" \
         "running kiln-server only" >&2
     REDIS=0
@@ -193,6 +200,7 @@ RB() {   # RB PORT PIPELINE N
 echo "== redis-benchmark GET, 50 clients" >&2
 : >"$LOG/resp.csv"
 for r in $(seq "$RUNS"); do
+    [ $SWAP_ONLY = 1 ] && break
     for P in 1 16; do
         n=2000000
         [ "$P" = 16 ] && n=8000000
@@ -226,16 +234,22 @@ EOF
 echo "== wrk: HTTP Get and 100-row scans, 50 connections" >&2
 : >"$LOG/http.csv"
 for r in $(seq "$RUNS"); do
+    [ $SWAP_ONLY = 1 ] && break
     echo "get,$r,$(WRK bench/server_get.lua | tr ' ' ',')" | tee -a "$LOG/http.csv" >&2
     echo "scan,$r,$(WRK bench/server_scan.lua | tr ' ' ',')" | tee -a "$LOG/http.csv" >&2
 done
 
 # ---------------------------------------------------------------- swaps under load
-# redis-benchmark prints its running rate every 250 ms; keep those lines.
-RBTRACE() {   # RBTRACE PORT PIPELINE N OUT
+# redis-benchmark prints its running rate every 250 ms: keep those lines,
+# each stamped with the wall clock, so that the summary can place them
+# against the load and against the server's log line of the swap.
+STAMP() { stdbuf -o0 tr '\r' '\n' | while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done; }
+RBSTART() {   # RBSTART PORT PIPELINE OUT: a trace until RBSTOP
     redis-benchmark -h 127.0.0.1 -p "$1" --dbnum "$(dbnum "$1")" -t get -r "$ROWS" -c 50 \
-        -P "$2" -n "$3" 2>/dev/null | tr '\r' '\n' >"$4"
+        -P "$2" -n 2000000000 2>/dev/null > >(STAMP >"$3") &
+    RBP=$!
 }
+RBSTOP() { kill "$RBP" 2>/dev/null || true; wait "$RBP" 2>/dev/null || true; sleep 0.3; }
 # SWAPLOAD TABLE JOB_OUTPUT: load a kept job output as the table's next
 # version, by --load's way; a move takes a hard-linked copy of the output
 # (made before the load, so the swap itself pays only for the load).
@@ -248,21 +262,38 @@ SWAPLOAD() {
         "$B/kiln" --data "$D" load "$1" "$2" --wait
     fi
 }
+swaps_logged() { grep -cE 'version [0-9]+ -> [0-9]+' "$LOG/kiln-server.log" || true; }
+# WAITSWAP N: until the server has logged more than N swaps (at most 120 s).
+WAITSWAP() {
+    for _ in $(seq 1200); do
+        [ "$(swaps_logged)" -gt "$1" ] && return 0
+        sleep 0.1
+    done
+    echo "server_bench.sh: kiln-server logged no swap within 120 s of the load" >&2
+}
 echo "== swaps under load" >&2
 : >"$LOG/swap.csv"
 next=1
 for r in $(seq "$RUNS"); do
     for P in 1 16; do
-        n=1200000
-        [ "$P" = 16 ] && n=6000000
-        RBTRACE "$KPORT" "$P" "$n" "$LOG/swap-base-$P-$r.txt"
-        ( sleep 3; SWAPLOAD rkeys "$DIR/rk$next" >"$LOG/swap-load-$P-$r.txt" 2>&1 ) &
-        LP=$!
-        RBTRACE "$KPORT" "$P" "$n" "$LOG/swap-during-$P-$r.txt"
-        wait $LP
+        # Without a swap: 6 s. With one: the load 3 s in, the trace until
+        # 4 s after the server serves the new version (the warm-up between
+        # the load and the swap is measured too).
+        RBSTART "$KPORT" "$P" "$LOG/swap-base-$P-$r.txt"
+        sleep 6
+        RBSTOP
+        RBSTART "$KPORT" "$P" "$LOG/swap-during-$P-$r.txt"
+        sleep 3
+        had=$(swaps_logged)
+        echo "$EPOCHREALTIME" >"$LOG/swap-during-$P-$r.load"
+        SWAPLOAD rkeys "$DIR/rk$next" >"$LOG/swap-load-$P-$r.txt" 2>&1
+        WAITSWAP "$had"
+        sleep 4
+        RBSTOP
         next=$((1 - next))
         echo "resp,$P,$r" >>"$LOG/swap.csv"
     done
+    [ $SWAP_ONLY = 1 ] && continue
     WRK bench/server_get.lua >"$LOG/swap-http-base-$r.txt"
     ( sleep 5; SWAPLOAD bench "$DIR/ds$((r % 2))" >"$LOG/swap-http-load-$r.txt" 2>&1 ) &
     LP=$!

@@ -4,6 +4,7 @@ log directory (medians over runs, Kiln/Redis ratios, swap traces, memory).
 
   bench/server_bench_summary.py build/bench-results/server-<time>
 """
+import datetime
 import glob
 import os
 import re
@@ -16,24 +17,46 @@ def med(v):
 
 
 def trace(path):
-    return [float(x) for x in re.findall(r"rps=([\d.]+)", open(path).read())]
+    """(wall clock, ops/s) of each quarter-second line of a stamped trace."""
+    out = []
+    for line in open(path, errors="replace"):
+        m = re.match(r"([\d.]+) .*?rps=([\d.]+)", line)
+        if m:
+            out.append((float(m.group(1)), float(m.group(2))))
+    return out[1:]   # the first line is redis-benchmark's start, before any request
 
 
-def swap_report(base_path, during_path):
-    """Quarter-second rates of a run without a swap and one with a swap ~3 s in.
-    The swap is where the rate first falls below 90% of the baseline after the
-    load started (quarter 12); reports the first second from there, the lowest
-    quarter, and the seconds until the rate is back at 90%."""
+def swap_times(log):
+    """Wall-clock times of the server's swaps, from its log lines."""
+    out = []
+    for line in open(os.path.join(log, "kiln-server.log"), errors="replace"):
+        m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z .*version \d+ -> \d+", line)
+        if m:
+            t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f")
+            out.append(t.replace(tzinfo=datetime.timezone.utc).timestamp())
+    return out
+
+
+def swap_report(base_path, during_path, swaps):
+    """A run without a swap and one with a load 3 s in. From the load to the
+    first swap the server logged after it (the new version warming up), and
+    from that swap on: the lowest quarter second over both, the first second
+    after the swap, and the seconds after the swap until the rate is back at
+    90% of the run without one."""
     b, d = trace(base_path), trace(during_path)
-    if len(b) < 8 or len(d) < 20:
+    load = float(open(during_path.replace(".txt", ".load")).read())
+    swap = next((t for t in swaps if t > load), None)
+    if len(b) < 8 or swap is None:
         return None
-    base = med(b[2:])
-    start = next((i for i in range(12, len(d)) if d[i] < 0.9 * base), None)
-    if start is None:
-        return base, med(d[12:16]), min(d[12:]), 0.0
-    after = d[start:]
-    back = next((i for i in range(len(after)) if after[i] >= 0.9 * base), len(after))
-    return base, med(after[:4]), min(after), back / 4.0
+    base = med([r for _, r in b[2:]])
+    # a line at time t gives the rate of the quarter second ending at t
+    warm = [r for t, r in d if load < t - 0.125 <= swap]
+    after = [r for t, r in d if t - 0.125 > swap]
+    if len(after) < 8:
+        return None
+    back = next((i for i, r in enumerate(after) if r >= 0.9 * base), len(after))
+    return {"base": base, "warm_s": swap - load, "warm_low": min(warm) if warm else base,
+            "first": sum(after[:4]) / 4, "low": min(warm + after), "back": back / 4.0}
 
 
 def main():
@@ -44,7 +67,7 @@ def main():
     print("redis-benchmark GET, 50 clients, random existing keys (medians of %d runs)" % runs)
     print("  %-6s %-5s %12s %8s %8s" % ("P", "", "ops/s", "p50 ms", "p99 ms"))
     res = {}
-    for P in ("1", "16"):
+    for P in ("1", "16") if rows else ():
         for name in ("kiln", "redis"):
             sel = [r for r in rows if r[0] == name and r[1] == P]
             res[(name, P)] = tuple(med([float(r[i].strip('"')) for r in sel]) for i in (4, 7, 9))
@@ -59,7 +82,7 @@ def main():
                "no worse" if k[2] <= r[2] else "WORSE"))
     http = [l.strip().split(",") for l in open(os.path.join(log, "http.csv")) if l.strip()]
     print("\nHTTP with wrk, 50 connections (medians)")
-    for kind in ("get", "scan"):
+    for kind in ("get", "scan") if http else ():
         sel = [h for h in http if h[0] == kind]
         rps, p50, p99 = (med([float(h[i]) for h in sel]) for i in (2, 3, 4))
         errs = sum(int(h[5]) for h in sel)
@@ -70,16 +93,22 @@ def main():
                   (red, rps / red, "met" if rps / red >= 1.0 else "MISSED"))
         else:
             print("        100-row scan p99 %.3f ms (goal <= 1 ms: %s)" % (p99, "met" if p99 <= 1 else "MISSED"))
-    print("\nSwap under load (kiln load of a new version ~3 s into a run; quarter-second rates)")
+    print("\nSwap under load (kiln load of a new version 3 s into a run; quarter-second rates; "
+          "goal: first second >= 90%, lowest quarter >= 80%)")
+    swaps = swap_times(log)
     for P in ("1", "16"):
         for base in sorted(glob.glob(os.path.join(log, "swap-base-%s-*.txt" % P))):
-            r = swap_report(base, base.replace("swap-base", "swap-during"))
+            r = swap_report(base, base.replace("swap-base", "swap-during"), swaps)
+            run = base.rsplit("-", 1)[1][:-4]
             if r is None:
+                print("  P%-3s run %s: no swap inside the trace" % (P, run))
                 continue
-            b, first, low, secs = r
-            print("  P%-3s run %s: %.0f ops/s without a swap; from the swap: first second %.0f "
-                  "(%.0f%%), lowest quarter second %.0f (%.0f%%), back to 90%% after %.2f s" %
-                  (P, base.rsplit("-", 1)[1][:-4], b, first, 100 * first / b, low, 100 * low / b, secs))
+            b = r["base"]
+            print("  P%-3s run %s: %.0f ops/s without a swap; load to swap %.1f s (lowest quarter "
+                  "%.0f%%); from the swap: first second %.0f%%; lowest quarter from the load %.0f%%; "
+                  "back to 90%% after %.2f s" %
+                  (P, run, b, r["warm_s"], 100 * r["warm_low"] / b, 100 * r["first"] / b,
+                   100 * r["low"] / b, r["back"]))
     for base in sorted(glob.glob(os.path.join(log, "swap-http-base-*.txt"))):
         b = open(base).read().split()
         d = open(base.replace("base", "during")).read().split()
