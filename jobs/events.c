@@ -122,12 +122,9 @@ events_map(mr_task *t, kslice line, kiln_err *err)
 {
     events_state *st = mr_task_state(t);
     kslice f[EVENTS_FIELDS];
-    size_t nf = view_split(line, '\t', f, EVENTS_FIELDS);
-    if (nf != EVENTS_FIELDS) {
-        char reason[64];
-        snprintf(reason, sizeof reason, "%zu fields, expected %d", nf, EVENTS_FIELDS);
-        return view_bad(st->v, t, reason, err);
-    }
+    kiln_status bad;
+    if (!view_fields(st->v, t, line, f, EVENTS_FIELDS, &bad, err))
+        return bad;
     uint32_t patient;
     int64_t ts;
     if (view_parse_u32(f[0], &patient) != 0)

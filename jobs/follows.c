@@ -60,12 +60,9 @@ follows_map(mr_task *t, kslice line, kiln_err *err)
 {
     follows_state *st = mr_task_state(t);
     kslice f[FOLLOWS_FIELDS];
-    size_t nf = view_split(line, '\t', f, FOLLOWS_FIELDS);
-    if (nf != FOLLOWS_FIELDS) {
-        char reason[64];
-        snprintf(reason, sizeof reason, "%zu fields, expected %d", nf, FOLLOWS_FIELDS);
-        return view_bad(st->v, t, reason, err);
-    }
+    kiln_status bad;
+    if (!view_fields(st->v, t, line, f, FOLLOWS_FIELDS, &bad, err))
+        return bad;
     uint32_t a, x;
     int64_t ts;
     if (view_parse_u32(f[0], &a) != 0 || view_parse_u32(f[1], &x) != 0)

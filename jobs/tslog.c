@@ -103,12 +103,9 @@ tslog_map(mr_task *t, kslice line, kiln_err *err)
     tslog_state *st = mr_task_state(t);
     view *v = st->v;
     kslice f[TSLOG_FIELDS];
-    size_t nf = view_split(line, '\t', f, TSLOG_FIELDS);
-    if (nf != TSLOG_FIELDS) {
-        char reason[64];
-        snprintf(reason, sizeof reason, "%zu fields, expected %d", nf, TSLOG_FIELDS);
-        return view_bad(v, t, reason, err);
-    }
+    kiln_status bad;
+    if (!view_fields(v, t, line, f, TSLOG_FIELDS, &bad, err))
+        return bad;
     kslice host = f[0], event = f[2];
     int64_t ts, value;
     if (host.n == 0 || host.n > TSLOG_NAME_MAX || !view_text_ok(host))

@@ -59,12 +59,9 @@ useractions_map(mr_task *t, kslice line, kiln_err *err)
 {
     useractions_state *st = mr_task_state(t);
     kslice f[USERACTIONS_FIELDS];
-    size_t nf = view_split(line, '\t', f, USERACTIONS_FIELDS);
-    if (nf != USERACTIONS_FIELDS) {
-        char reason[64];
-        snprintf(reason, sizeof reason, "%zu fields, expected %d", nf, USERACTIONS_FIELDS);
-        return view_bad(st->v, t, reason, err);
-    }
+    kiln_status bad;
+    if (!view_fields(st->v, t, line, f, USERACTIONS_FIELDS, &bad, err))
+        return bad;
     uint32_t user, action;
     int64_t ts;
     if (view_parse_u32(f[0], &user) != 0)

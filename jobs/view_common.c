@@ -512,6 +512,19 @@ view_bad(view *v, mr_task *t, const char *reason, kiln_err *err)
     return KILN_OK;
 }
 
+int
+view_fields(view *v, mr_task *t, kslice line, kslice *f, size_t n, kiln_status *st,
+            kiln_err *err)
+{
+    size_t nf = view_split(line, '\t', f, n);
+    if (nf == n)
+        return 1;
+    char reason[64];
+    snprintf(reason, sizeof reason, "%zu fields, expected %zu", nf, n);
+    *st = view_bad(v, t, reason, err);
+    return 0;
+}
+
 void
 view_pos(mr_task *t, uint8_t pos[VIEW_POS])
 {

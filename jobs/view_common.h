@@ -118,6 +118,12 @@ kiln_status view_setup_one_table(view *v, int argc, char **argv, const char *def
  * NAME.skip.bad.lines=false a KILN_CORRUPTION naming file and line. */
 kiln_status view_bad(view *v, mr_task *t, const char *reason, kiln_err *err);
 
+/* Split line at tabs into exactly n fields (f[0..n)): 1 if it has n, else
+ * 0 with the line reported as bad ("N fields, expected n", view_bad) and
+ * *st set to view_bad's status, which the map function returns. */
+int view_fields(view *v, mr_task *t, kslice line, kslice *f, size_t n, kiln_status *st,
+                kiln_err *err);
+
 /* The current line's input position (VIEW_POS bytes). */
 void view_pos(mr_task *t, uint8_t pos[VIEW_POS]);
 
