@@ -10,8 +10,10 @@
 #   - HTTP Gets of random existing rows with wrk (50 connections,
 #     bench/server_get.lua), and 100-row HTTP scans (bench/server_scan.lua);
 #   - a swap under load: `kiln load` of a new version (new files, new values)
-#     in the middle of a redis-benchmark run and of a wrk run, against the same
-#     run without a swap; throughput per quarter second around the swap;
+#     6 s into a redis-benchmark run (throughput per quarter second, against
+#     the same run's before the load, until 4 s after the swap; the row
+#     cache warmed again after each), and in the middle of a wrk run
+#     (against a wrk run without a swap);
 #   - the server's resident memory against its cache budget plus the indexes
 #     and blooms of the loaded files, sampled through the whole run, with an
 #     optional soak (--soak SECONDS of mixed load and a swap a minute).
@@ -164,18 +166,25 @@ echo "kiln_rss_kb_after_open=$(awk '/VmRSS/{print $2}' /proc/$KPID/status)" | te
 SAMPLER=$!
 
 # ---------------------------------------------------------------- warm
-echo "== warm: every row read once through kiln-server" >&2
-python3 - "$ROWS" <<'EOF' | redis-cli -p "$KPORT" --pipe >"$LOG/warm.log"
+# WARM TABLE...: every row of each table (rkeys, bench) read once through
+# the server, so that its row cache holds them all.
+WARM() {
+    python3 - "$ROWS" "$@" <<'EOF' | redis-cli -p "$KPORT" --pipe
 import struct, sys
 n = int(sys.argv[1])
 out = sys.stdout.buffer
-for i in range(n):
-    k = b"rkeys/key:%012d" % i
-    out.write(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
-for i in range(n):
-    k = b"bench/" + struct.pack(">QQ", 1000000 + 2 * (i // 10), (1 << 64) - 1 - (1700000000 - 60 * (i % 10)))
-    out.write(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
+for table in sys.argv[2:]:
+    for i in range(n):
+        if table == "rkeys":
+            k = b"rkeys/key:%012d" % i
+        else:
+            k = b"bench/" + struct.pack(">QQ", 1000000 + 2 * (i // 10),
+                                        (1 << 64) - 1 - (1700000000 - 60 * (i % 10)))
+        out.write(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
 EOF
+}
+echo "== warm: every row read once through kiln-server" >&2
+WARM rkeys bench >"$LOG/warm.log"
 "$B/kiln" --server "127.0.0.1:$HPORT" count bench >"$LOG/warm-count.log"
 cat "$LOG/warm.log" "$LOG/warm-count.log" >&2
 
@@ -276,14 +285,12 @@ echo "== swaps under load" >&2
 next=1
 for r in $(seq "$RUNS"); do
     for P in 1 16; do
-        # Without a swap: 6 s. With one: the load 3 s in, the trace until
-        # 4 s after the server serves the new version (the warm-up between
-        # the load and the swap is measured too).
-        RBSTART "$KPORT" "$P" "$LOG/swap-base-$P-$r.txt"
-        sleep 6
-        RBSTOP
+        # One trace: 6 s of the rate without a swap, then the load, then
+        # on until 4 s after the server serves the new version (the warm-up
+        # between the load and the swap is measured too). The row cache is
+        # warmed again after each swap, so each run starts as the first did.
         RBSTART "$KPORT" "$P" "$LOG/swap-during-$P-$r.txt"
-        sleep 3
+        sleep 6
         had=$(swaps_logged)
         echo "$EPOCHREALTIME" >"$LOG/swap-during-$P-$r.load"
         SWAPLOAD rkeys "$DIR/rk$next" >"$LOG/swap-load-$P-$r.txt" 2>&1
@@ -291,6 +298,7 @@ for r in $(seq "$RUNS"); do
         sleep 4
         RBSTOP
         next=$((1 - next))
+        WARM rkeys >>"$LOG/warm.log"
         echo "resp,$P,$r" >>"$LOG/swap.csv"
     done
     [ $SWAP_ONLY = 1 ] && continue
@@ -299,6 +307,7 @@ for r in $(seq "$RUNS"); do
     LP=$!
     WRK bench/server_get.lua >"$LOG/swap-http-during-$r.txt"
     wait $LP
+    WARM bench >>"$LOG/warm.log"
 done
 grep -E 'version [0-9]+ -> [0-9]+' "$LOG/kiln-server.log" >"$LOG/swaps.log" || true
 
