@@ -586,15 +586,33 @@ views_cache_files(views *v, views_entry *e)
     return w.read;
 }
 
-/* Read the data blocks of e's version into the block cache's free room (at
- * most half the cache), as many as fit: requests after the swap then find
- * the new files' blocks decoded in memory, whether the old version served
- * from its blocks or from the row cache (whose rows the new version does not
- * inherit). When the old version had (most of) its blocks cached, their size
- * scaled to the new version's data estimates what the new blocks take
- * decoded (the trailers give the raw size only), and no more is read. Never
- * by evicting: warming from the blocks the live version is serving from
- * would only move the misses to before the swap. Returns the bytes added. */
+/* 1 if old's requests were answered from its row cache at least as often as
+ * from its blocks: its cached blocks are then cold, and worth more as room
+ * for its successor's than kept for the requests that still miss. */
+static int
+views_blocks_cold(const views_entry *old)
+{
+    if (old->rows == NULL)
+        return 0;
+    rowcache_stats rs;
+    rowcache_get_stats(old->rows, &rs);
+    return rs.hits > 0 && rs.hits >= rs.misses;
+}
+
+/* Read the data blocks of e's version into the block cache (at most half of
+ * it), as many as fit: requests after the swap then find the new files'
+ * blocks decoded in memory, whether the old version served from its blocks
+ * or from the row cache (whose rows the new version does not inherit). When
+ * the old version had (most of) its blocks cached, their size scaled to the
+ * new version's data estimates what the new blocks take decoded (the
+ * trailers give the raw size only), and no more is read.
+ *
+ * The room is the cache's free room, plus the old version's blocks when its
+ * row cache answered most of its requests: those are dropped first. Nothing
+ * else is ever evicted for it: another table's blocks, or the blocks of an
+ * old version that serves from them, are what live requests use, and pushing
+ * them out would only move the misses to before the swap. Returns the bytes
+ * added. */
 static uint64_t
 views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
 {
@@ -604,11 +622,11 @@ views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
     block_cache_get_stats(v->cache, &bs);
     uint64_t cap = block_cache_capacity(v->cache);
     uint64_t free_bytes = bs.bytes_used < cap ? cap - bs.bytes_used : 0;
-    uint64_t room = free_bytes < cap / 2 ? free_bytes : cap / 2;
     uint64_t had = store_view_cached_bytes(old->view);
+    uint64_t spare = views_blocks_cold(old) ? had : 0;
     uint64_t need = store_view_data_bytes(e->view);
     uint64_t old_need = store_view_data_bytes(old->view);
-    uint64_t budget = room;
+    uint64_t budget = free_bytes + spare < cap / 2 ? free_bytes + spare : cap / 2;
     if (had != 0 && old_need != 0 && had >= old_need / 2) {
         uint64_t want = (uint64_t)((double)had * ((double)need / (double)old_need) * 1.125);
         if (want < budget)
@@ -616,6 +634,12 @@ views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
     }
     if (budget < need / 8)
         return 0;   /* too little room to matter */
+    if (budget > free_bytes) {
+        uint64_t dropped = store_view_drop_cached(old->view, budget - free_bytes);
+        slog_info("table %s: %.1f MiB of version %llu's blocks dropped for its successor's "
+                  "(its row cache answered most requests)", e->name,
+                  (double)dropped / 1048576.0, (unsigned long long)old->version);
+    }
     uint64_t start = budget;
     views_deadline d = views_deadline_in(v, v->opt.prefetch_ms);
     kiln_err err;

@@ -459,8 +459,10 @@ block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset)
     return e;
 }
 
+/* Insert e, evicting to make room, or (if_room) only into room its shard has
+ * free: NULL and e freed when there is none. */
 static block_cache_handle *
-insert_entry(block_cache *c, block_cache_handle *e)
+insert_entry(block_cache *c, block_cache_handle *e, int if_room)
 {
     cache_shard *s = shard_of(c, e->hash);
     pthread_mutex_lock(&s->mu);
@@ -473,6 +475,11 @@ insert_entry(block_cache *c, block_cache_handle *e)
         pthread_mutex_unlock(&s->mu);
         entry_free(e);
         return old;
+    }
+    if (if_room && s->usage + e->charge > s->capacity) {
+        pthread_mutex_unlock(&s->mu);
+        entry_free(e);
+        return NULL;
     }
     s->slots[i].hash = e->hash;
     s->slots[i].e = e;
@@ -511,19 +518,33 @@ block_cache_insert(block_cache *c, uint64_t file_id, uint64_t offset, void *data
     block_cache_handle *e = kiln_malloc(sizeof *e);
     e->inline_data = INLINE_NONE;
     entry_init(e, file_id, offset, data, size);
-    return insert_entry(c, e);
+    return insert_entry(c, e, 0);
 }
 
-block_cache_handle *
-block_cache_insert_block(block_cache *c, uint64_t file_id, uint64_t offset, void *data,
-                         size_t size)
+static block_cache_handle *
+insert_block(block_cache *c, uint64_t file_id, uint64_t offset, void *data, size_t size,
+             int if_room)
 {
     block_cache_handle *e = (block_cache_handle *)((uint8_t *)data - ENTRY_SIZE);
     size_t usable = e->charge;
     entry_init(e, file_id, offset, data, size);
     if (usable > e->charge)
         e->charge = usable;     /* the slab class's size, not just the bytes asked for */
-    return insert_entry(c, e);
+    return insert_entry(c, e, if_room);
+}
+
+block_cache_handle *
+block_cache_insert_block(block_cache *c, uint64_t file_id, uint64_t offset, void *data,
+                         size_t size)
+{
+    return insert_block(c, file_id, offset, data, size, 0);
+}
+
+block_cache_handle *
+block_cache_insert_block_if_room(block_cache *c, uint64_t file_id, uint64_t offset, void *data,
+                                 size_t size)
+{
+    return insert_block(c, file_id, offset, data, size, 1);
 }
 
 const void *
@@ -598,6 +619,39 @@ block_cache_erase_file(block_cache *c, uint64_t file_id)
             free_list(dead);
         } while (more);
     }
+}
+
+uint64_t
+block_cache_drop_file(block_cache *c, uint64_t file_id)
+{
+    uint64_t dropped = 0;
+    for (unsigned i = 0; i < c->nshards; i++) {
+        cache_shard *s = &c->shards[i];
+        block_cache_handle *e;
+        do {
+            block_cache_handle *dead = NULL;
+            unsigned n = 0;
+            pthread_mutex_lock(&s->mu);
+            /* The pinned blocks stay, so each batch walks past them again:
+             * a file has few (its index and bloom blocks). */
+            e = s->files[file_find(s, file_id)].head;
+            while (e != NULL && n < ERASE_BATCH) {
+                block_cache_handle *next = e->file_next;
+                if (e->refs == 1) {
+                    table_unlink(s, e);
+                    dropped += e->charge;
+                    e->refs = 0;
+                    e->lru_next = dead;
+                    dead = e;
+                    n++;
+                }
+                e = next;
+            }
+            pthread_mutex_unlock(&s->mu);
+            free_list(dead);
+        } while (e != NULL);
+    }
+    return dropped;
 }
 
 size_t

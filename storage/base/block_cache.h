@@ -51,6 +51,12 @@ void block_cache_block_free(void *data);   /* data may be NULL */
 block_cache_handle *block_cache_insert_block(block_cache *c, uint64_t file_id, uint64_t offset,
                                              void *data, size_t size);
 
+/* block_cache_insert_block into room the key's shard has free, never by
+ * evicting: NULL (and data freed) when that shard is full. For reading ahead,
+ * which must not push out blocks that readers use. */
+block_cache_handle *block_cache_insert_block_if_room(block_cache *c, uint64_t file_id,
+                                                     uint64_t offset, void *data, size_t size);
+
 const void *block_cache_data(const block_cache_handle *h);
 size_t block_cache_size(const block_cache_handle *h);
 /* Unpin. h may be NULL. */
@@ -65,6 +71,10 @@ void block_cache_unreserve(block_cache *c, size_t bytes);
 
 /* Drop every unpinned block of a file (when the file is closed). */
 void block_cache_erase_file(block_cache *c, uint64_t file_id);
+/* Drop the file's blocks that no reader holds (the file stays open; its
+ * pinned index and bloom blocks stay cached). Returns the bytes freed of the
+ * budget. */
+uint64_t block_cache_drop_file(block_cache *c, uint64_t file_id);
 /* Bytes (as charged against the budget) of the file's cached blocks. */
 uint64_t block_cache_file_bytes(block_cache *c, uint64_t file_id);
 /* The byte budget. */

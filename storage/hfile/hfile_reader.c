@@ -214,14 +214,25 @@ hfile_reader_prefetch(hfile_reader *r, uint64_t *budget, int (*stop)(void *), vo
             if (s != KILN_OK)
                 break;
             size_t charge = b->alloc;
-            h = block_cache_insert_block(r->cache, r->file_id, e.offset, b, b->alloc);
-            *budget = charge < *budget ? *budget - charge : 0;
+            h = block_cache_insert_block_if_room(r->cache, r->file_id, e.offset, b, b->alloc);
+            if (h != NULL)
+                *budget = charge < *budget ? *budget - charge : 0;
+            /* else its shard is full: the block stays out, and so do
+             * whatever blocks readers use there */
         }
         block_cache_release(r->cache, h);
         s = hfile_cursor_step(&c, 1, err);
     }
     hfile_cursor_release(&c);
     return s == KILN_NOT_FOUND ? KILN_OK : s;
+}
+
+uint64_t
+hfile_reader_drop_cached(hfile_reader *r)
+{
+    if (r->own_cache || r->cache == NULL)
+        return 0;
+    return block_cache_drop_file(r->cache, r->file_id);
 }
 
 uint64_t

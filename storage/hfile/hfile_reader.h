@@ -78,13 +78,17 @@ kiln_status hfile_reader_check(hfile_reader *r, uint64_t *cells_out, kiln_err *e
 /* Prefetch (HBase's prefetch on open): read the data blocks into the block
  * cache in file order, skipping those already there, until all are cached,
  * *budget bytes were added (the bytes added are taken off *budget), or
- * stop(arg) returns non-zero (asked every 16 blocks; stop may be NULL). Does
- * nothing for a reader with a private cache. A bad block ends it with the
- * reader's usual error. */
+ * stop(arg) returns non-zero (asked every 16 blocks; stop may be NULL). Only
+ * into free room: a block whose cache shard is full is left out rather than
+ * evicting another. Does nothing for a reader with a private cache. A bad
+ * block ends it with the reader's usual error. */
 kiln_status hfile_reader_prefetch(hfile_reader *r, uint64_t *budget, int (*stop)(void *),
                                   void *arg, kiln_err *err);
 /* Bytes of this file's blocks now in the block cache (0 with a private cache). */
 uint64_t hfile_reader_cached_bytes(const hfile_reader *r);
+/* Drop this file's data blocks from the shared block cache, keeping the ones
+ * pinned (its index and bloom, blocks a reader holds); the bytes freed. */
+uint64_t hfile_reader_drop_cached(hfile_reader *r);
 
 /* ------------------------------------------------------------------ iteration */
 

@@ -499,6 +499,18 @@ store_view_data_bytes(const store_view *v)
     return n;
 }
 
+uint64_t
+store_view_drop_cached(store_view *v, uint64_t want)
+{
+    uint64_t n = 0;
+    for (size_t r = 0; r < v->nregions; r++)
+        for (size_t f = 0; f < v->regions[r].nfiles && n < want; f++)
+            n += hfile_reader_drop_cached(v->regions[r].files[f].rd);
+    for (size_t i = 0; i < v->nindexes && n < want; i++)
+        n += store_view_drop_cached(v->indexes[i], want - n);
+    return n;
+}
+
 kiln_status
 store_view_prefetch(store_view *v, uint64_t *budget, int (*stop)(void *), void *arg,
                     kiln_err *err)

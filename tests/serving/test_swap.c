@@ -516,12 +516,160 @@ swap_reads_file_pages_first(void **state)
     tu_rmrf(data_dir);
 }
 
+/* Cells of table name: BIG_ROWS rows of BIG_VAL bytes tagged with tag. */
+#define BIG_ROWS 4000
+#define BIG_VAL 100
+
+static void
+publish_big(const char *name, int tag)
+{
+    fx_cells cs = {0};
+    char row[16], val[BIG_VAL];
+    for (int i = 0; i < BIG_ROWS; i++) {
+        int rn = snprintf(row, sizeof row, "r%05d", i);
+        memset(val, 'a' + (i + tag) % 26, sizeof val);
+        snprintf(val, sizeof val, "%d-%d", tag, i);
+        fx_add(&cs, row, (size_t)rn, "f", "q", 1, 1, val, sizeof val);
+    }
+    fx_publish(data_dir, name, &cs);
+    fx_cells_free(&cs);
+}
+
+/* Read every row of table name through the views (reader r, context c),
+ * checking that each holds version tag's value. */
+static void
+read_rows(views_reader *r, views_ctx *c, const char *name, int tag, int rows)
+{
+    views_reader_refresh(r);
+    views_entry *e = views_reader_find(r, name, strlen(name));
+    assert_non_null(e);
+    char row[16];
+    kiln_err err;
+    for (int i = 0; i < rows; i++) {
+        int rn = snprintf(row, sizeof row, "r%05d", i);
+        store_row out;
+        status_clear(&err);
+        fx_must(views_get(e, c, (const uint8_t *)row, (size_t)rn, NULL, &out, &err), &err,
+                "views_get");
+        assert_int_equal(out.count, 1);
+        char want[BIG_VAL];
+        int wn = snprintf(want, sizeof want, "%d-%d", tag, i);
+        assert_int_equal(out.cells[0].value_len, BIG_VAL);
+        assert_memory_equal(out.cells[0].value, want, (size_t)wn + 1);
+    }
+}
+
+static void
+read_all(views_reader *r, views_ctx *c, const char *name, int tag)
+{
+    read_rows(r, c, name, tag, BIG_ROWS);
+}
+
+static uint64_t
+cached_of(views_reader *r, const char *name)
+{
+    views_reader_refresh(r);
+    views_entry *e = views_reader_find(r, name, strlen(name));
+    assert_non_null(e);
+    return store_view_cached_bytes(views_entry_view(e));
+}
+
+/* A full block cache holds the blocks of two tables. Swapping "hot", whose
+ * requests its row cache answered (cold_old), drops the old version's blocks
+ * to make room and prefetches the new version's into it; swapping it while
+ * its requests went to its blocks prefetches nothing. Either way nothing is
+ * evicted and the other table keeps every cached block. */
+static void
+swap_prefetch_room(int cold_old)
+{
+    slog_set_quiet(1);
+    fx_tmpdir(data_dir, sizeof data_dir, "swap-room");
+    static const char *const fams[] = {"f", NULL};
+    fx_create(data_dir, "hot", fams, NULL, 0);
+    fx_create(data_dir, "other", fams, NULL, 0);
+    publish_big("hot", 1);
+    publish_big("other", 1);
+    views_options o;
+    views_options_init(&o);
+    o.block_cache_bytes = 512u << 10;
+    o.row_cache_bytes = 64u << 20;
+    o.warm_ms = 0;   /* no hot-row replay: the prefetch alone fills the cache */
+    views *v;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(views_open(data_dir, &o, &v, &err), &err, "views_open");
+    views_poll(v);
+    views_reader *r = views_reader_new(v);
+    views_ctx *c = views_ctx_new();
+    views_reader_attach(r, c);
+    read_all(r, c, "hot", 1);
+    read_rows(r, c, "other", 1, BIG_ROWS / 3);
+    if (cold_old)
+        read_all(r, c, "hot", 1);   /* now from the row cache */
+
+    block_cache *bc = views_block_cache(v);
+    block_cache_stats before, after;
+    block_cache_get_stats(bc, &before);
+    uint64_t other_before = cached_of(r, "other"), hot_before = cached_of(r, "hot");
+    print_message("cache %llu of %llu bytes used; hot %llu, other %llu\n",
+                  (unsigned long long)before.bytes_used, (unsigned long long)before.capacity,
+                  (unsigned long long)hot_before, (unsigned long long)other_before);
+    /* full: the free room alone is too little for the prefetch to start */
+    assert_true(before.bytes_used + before.capacity / 16 > before.capacity);
+    assert_true(hot_before > before.capacity / 8);
+    assert_true(other_before > before.capacity / 8);
+
+    publish_big("hot", 2);
+    assert_int_equal(views_poll(v), 1);
+    block_cache_get_stats(bc, &after);
+    views_table_info *infos;
+    assert_int_equal(views_table_infos(v, &infos), 2);
+    assert_string_equal(infos[0].name, "default:hot");
+    uint64_t prefetched = infos[0].last_prefetch_bytes;
+    free(infos);
+    uint64_t other_after = cached_of(r, "other"), hot_after = cached_of(r, "hot");
+    print_message("swap prefetched %llu bytes; new hot %llu cached; other %llu; %llu evictions\n",
+                  (unsigned long long)prefetched, (unsigned long long)hot_after,
+                  (unsigned long long)other_after,
+                  (unsigned long long)(after.evictions - before.evictions));
+    assert_int_equal(after.evictions, before.evictions);
+    assert_int_equal(other_after, other_before);
+    if (cold_old) {
+        assert_true(prefetched > before.capacity / 8);
+        assert_true(hot_after >= prefetched);
+    } else {
+        assert_int_equal(prefetched, 0);
+    }
+    /* the new version's rows are read right */
+    read_all(r, c, "hot", 2);
+    views_ctx_free(c);
+    views_reader_free(r);
+    views_close(v);
+    tu_rmrf(data_dir);
+}
+
+static void
+swap_drops_cold_blocks_for_new(void **state)
+{
+    (void)state;
+    swap_prefetch_room(1);
+}
+
+static void
+swap_keeps_blocks_in_use(void **state)
+{
+    (void)state;
+    swap_prefetch_room(0);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(swap_under_load),
         cmocka_unit_test(swap_reads_file_pages_first),
+        cmocka_unit_test(swap_drops_cold_blocks_for_new),
+        cmocka_unit_test(swap_keeps_blocks_in_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

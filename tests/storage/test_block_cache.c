@@ -63,6 +63,21 @@ present(block_cache *c, uint64_t file, uint64_t off)
     return 1;
 }
 
+/* 1 if (file, off) is cached with every byte equal to fill. */
+static int
+present_inline(block_cache *c, uint64_t file, uint64_t off, uint8_t fill)
+{
+    block_cache_handle *h = block_cache_lookup(c, file, off);
+    if (h == NULL)
+        return 0;
+    const uint8_t *p = block_cache_data(h);
+    int ok = 1;
+    for (size_t i = 0; i < block_cache_size(h); i++)
+        ok &= p[i] == fill;
+    block_cache_release(c, h);
+    return ok;
+}
+
 static void
 insert_release(block_cache *c, uint64_t file, uint64_t off, size_t size)
 {
@@ -374,6 +389,102 @@ inline_blocks(void **state)
     block_cache_free(c);
 }
 
+/* Reading ahead never evicts: an insert "if room" fills a shard up to its
+ * budget and is refused beyond it (the block freed, every cached block kept),
+ * while a plain insert into the same full shard evicts as usual. */
+static void
+insert_if_room_never_evicts(void **state)
+{
+    enum { CAP = 64 * 1024 };
+    block_cache *c = block_cache_new_shards(CAP, 0);
+    uint64_t inserted = 0, refused = 0;
+    for (uint64_t i = 0; i < 200; i++) {
+        uint8_t *p = block_cache_block_alloc(1000);
+        memset(p, (int)i, 1000);
+        block_cache_handle *h = block_cache_insert_block_if_room(c, 7, i, p, 1000);
+        if (h == NULL) {
+            refused++;
+            continue;
+        }
+        assert_ptr_equal(block_cache_data(h), p);
+        block_cache_release(c, h);
+        inserted++;
+    }
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    print_message("%llu blocks taken, %llu refused, %llu of %u bytes used\n",
+                  (unsigned long long)inserted, (unsigned long long)refused,
+                  (unsigned long long)st.bytes_used, CAP);
+    assert_true(inserted > 20);
+    assert_int_equal(inserted + refused, 200);
+    assert_true(st.bytes_used <= CAP);
+    assert_int_equal(st.evictions, 0);
+    assert_int_equal(st.entries, inserted);
+    for (uint64_t i = 0; i < inserted; i++)   /* the first ones, all kept */
+        assert_true(present_inline(c, 7, i, (uint8_t)i));
+    /* a block already there is found, full shard or not */
+    uint8_t *q = block_cache_block_alloc(1000);
+    block_cache_handle *h = block_cache_insert_block_if_room(c, 7, 0, q, 1000);
+    assert_non_null(h);
+    assert_int_equal(((const uint8_t *)block_cache_data(h))[0], 0);
+    block_cache_release(c, h);
+    /* a plain insert makes room */
+    uint8_t *p = block_cache_block_alloc(1000);
+    memset(p, 9, 1000);
+    block_cache_release(c, block_cache_insert_block(c, 8, 0, p, 1000));
+    block_cache_get_stats(c, &st);
+    assert_true(st.evictions > 0);
+    assert_true(present_inline(c, 8, 0, 9));
+    block_cache_erase_file(c, 7);
+    block_cache_erase_file(c, 8);
+    block_cache_free(c);
+}
+
+/* drop_file frees a file's unpinned blocks, in batches across the shard's
+ * lock, and keeps the pinned ones cached and findable (a live reader's index
+ * and bloom), and every other file's blocks. */
+static void
+drop_file_keeps_pinned(void **state)
+{
+    enum { BLOCKS = 700 };
+    block_cache *c = block_cache_new_shards(1 << 24, 0);
+    for (uint64_t i = 0; i < BLOCKS; i++) {
+        insert_release(c, 30, i * 512, 40);
+        insert_release(c, 31, i * 512, 40);
+    }
+    const uint64_t pin_at[] = {0, 1, 63, 64, 65, 300, BLOCKS - 1};
+    enum { PINS = sizeof pin_at / sizeof pin_at[0] };
+    block_cache_handle *pins[PINS];
+    for (size_t k = 0; k < PINS; k++)
+        assert_non_null(pins[k] = block_cache_lookup(c, 30, pin_at[k] * 512));
+    uint64_t before = block_cache_file_bytes(c, 30), other = block_cache_file_bytes(c, 31);
+    uint64_t dropped = block_cache_drop_file(c, 30);
+    uint64_t left = block_cache_file_bytes(c, 30);
+    assert_int_equal(dropped + left, before);
+    assert_int_equal(left, before / BLOCKS * PINS);
+    assert_int_equal(block_cache_file_bytes(c, 31), other);
+    for (uint64_t i = 0; i < BLOCKS; i++) {
+        int pinned = 0;
+        for (size_t k = 0; k < PINS; k++)
+            pinned |= pin_at[k] == i;
+        assert_int_equal(present(c, 30, i * 512), pinned);
+        assert_true(present(c, 31, i * 512));
+    }
+    for (size_t k = 0; k < PINS; k++)
+        block_cache_release(c, pins[k]);
+    /* released, they are ordinary cached blocks again */
+    assert_int_equal(block_cache_drop_file(c, 30), left);
+    assert_int_equal(block_cache_file_bytes(c, 30), 0);
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, BLOCKS);
+    block_cache_erase_file(c, 31);
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.entries, 0);
+    assert_int_equal(st.bytes_used, 0);
+    block_cache_free(c);
+}
+
 /* A file's blocks come from slabs and go back with the file: erasing it
  * unmaps what its blocks took (spares aside), and the budget counted each
  * block at its slab class's size, never less than asked. */
@@ -510,6 +621,8 @@ main(void)
         cmocka_unit_test(erase_many_files),
         cmocka_unit_test(zero_capacity_caches_nothing),
         cmocka_unit_test(inline_blocks),
+        cmocka_unit_test(insert_if_room_never_evicts),
+        cmocka_unit_test(drop_file_keeps_pinned),
         cmocka_unit_test(erased_file_returns_slabs),
         cmocka_unit_test(reservations_bounded),
         cmocka_unit_test(concurrent_threads),
