@@ -48,6 +48,10 @@ struct views_entry {
     store_view *view;
     uint64_t version;
     rowcache *rows;                /* NULL: no row cache (disabled, or a TTL table) */
+    /* The row cache's hits and misses at the last poll, and between the two
+     * polls before it (the poller's alone). */
+    uint64_t polled_hits, polled_misses;
+    uint64_t recent_hits, recent_misses;
     /* Without a row cache, a sample of requested rows to warm the next version. */
     pthread_mutex_t sample_mu;
     kbuf *sample;                  /* VIEWS_SAMPLE_KEYS slots */
@@ -586,17 +590,29 @@ views_cache_files(views *v, views_entry *e)
     return w.read;
 }
 
-/* 1 if old's requests were answered from its row cache at least as often as
- * from its blocks: its cached blocks are then cold, and worth more as room
- * for its successor's than kept for the requests that still miss. */
+/* Note e's row cache hits and misses since the last poll. */
+static void
+views_entry_note_hits(views_entry *e)
+{
+    if (e->rows == NULL)
+        return;
+    rowcache_stats rs;
+    rowcache_get_stats(e->rows, &rs);
+    e->recent_hits = rs.hits - e->polled_hits;
+    e->recent_misses = rs.misses - e->polled_misses;
+    e->polled_hits = rs.hits;
+    e->polled_misses = rs.misses;
+}
+
+/* 1 if old's requests since the last poll were answered from its row cache
+ * at least as often as from its blocks: its cached blocks are then cold, and
+ * worth more as room for its successor's than kept for the requests that
+ * still miss. (Over the version's whole life the misses of its first reads
+ * would outweigh a row cache that now answers nearly everything.) */
 static int
 views_blocks_cold(const views_entry *old)
 {
-    if (old->rows == NULL)
-        return 0;
-    rowcache_stats rs;
-    rowcache_get_stats(old->rows, &rs);
-    return rs.hits > 0 && rs.hits >= rs.misses;
+    return old->rows != NULL && old->recent_hits > 0 && old->recent_hits >= old->recent_misses;
 }
 
 /* Read the data blocks of e's version into the block cache (at most half of
@@ -840,6 +856,7 @@ views_poll(views *v)
     views_entry **out = kiln_calloc(count ? count : 1, sizeof *out);
     for (size_t i = 0; i < count; i++) {
         views_entry *e = next[i];
+        views_entry_note_hits(e);
         if (!views_may_retry(v, e->name) || views_entry_is_current(v, e))
             continue;
         views_entry *ne = views_open_entry(v, e->name, e);

@@ -604,8 +604,10 @@ swap_prefetch_room(int cold_old)
     views_reader_attach(r, c);
     read_all(r, c, "hot", 1);
     read_rows(r, c, "other", 1, BIG_ROWS / 3);
-    if (cold_old)
+    if (cold_old) {
+        views_poll(v);   /* what the server's poller does between requests */
         read_all(r, c, "hot", 1);   /* now from the row cache */
+    }
 
     block_cache *bc = views_block_cache(v);
     block_cache_stats before, after;
