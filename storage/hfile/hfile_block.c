@@ -153,10 +153,23 @@ hfile_block *
 hfile_block_wrap_index(hfile_block_type type, const uint8_t *payload, size_t n,
                           uint32_t count)
 {
-    hfile_block *b = hfile_block_alloc(type, 0, count, n);
+    /* the words, then the locations (two words each) */
+    _Static_assert(sizeof(hfile_index_loc) == 2 * sizeof(uint64_t), "a location is two words");
+    hfile_block *b = hfile_block_alloc(type, 0, 3 * count, n);
     b->count = count;
     if (n)
         memcpy((uint8_t *)b->bytes, payload, n);
+    if (count) {
+        hfile_index_loc *locs = (hfile_index_loc *)(b->row_words + count);
+        for (uint32_t i = 0; i < count; i++) {
+            hfile_index_entry e;
+            hfile_nonroot_index_entry(b->bytes, i, &e);
+            locs[i].offset = e.offset;
+            locs[i].on_disk_size = e.on_disk_size;
+            locs[i].unused = 0;
+        }
+        b->locs = locs;
+    }
     long cp = hfile_row_words(index_key_at, b->bytes, count, (uint64_t *)b->row_words);
     if (cp < 0) {
         b->row_words = NULL;

@@ -7,7 +7,8 @@
  * hfile_block_free, or owned by the cache once inserted):
  *
  *   hfile_block | hfile_cellpos[count] | row words u64[count] | bytes[len]
- *   (cellpos for data blocks, row words for data and index blocks)
+ *   (cellpos for data blocks, row words for data and index blocks; an index
+ *   block has its entries' hfile_index_loc after its row words)
  *
  * For DATABLK* (NONE) and ROW_INDEX_V1 blocks `bytes` is the block payload and
  * every cellpos points into it; for PREFIX, DIFF and FAST_DIFF blocks `bytes`
@@ -42,6 +43,15 @@ typedef struct hfile_cellpos {
 
 #define HFILE_PREFIX_COPY 24
 
+/* Where a non-root index entry points, decoded once: a search's last step
+ * reads one of these instead of the entry's slot in the secondary index and
+ * then the entry itself (two dependent cache misses on the Get path). */
+typedef struct hfile_index_loc {
+    uint64_t offset;
+    uint32_t on_disk_size;
+    uint32_t unused;
+} hfile_index_loc;
+
 typedef struct hfile_block {
     uint32_t type;              /* hfile_block_type */
     uint32_t count;             /* cells of a data block, entries of an index block */
@@ -53,6 +63,7 @@ typedef struct hfile_block {
     uint32_t row_prefix;        /* bytes every row of the block shares */
     const uint64_t *row_words;  /* count words (see above), or NULL */
     const uint8_t *prefix;      /* the shared row bytes (row_prefix of them) */
+    const hfile_index_loc *locs; /* index blocks: count entries' targets; else NULL */
     /* A copy of short prefixes beside the header, so a search does not touch
      * the first key's cache line just to place the key. */
     uint8_t prefix_copy[HFILE_PREFIX_COPY];

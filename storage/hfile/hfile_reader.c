@@ -204,7 +204,7 @@ hfile_reader_prefetch(hfile_reader *r, uint64_t *budget, int (*stop)(void *), vo
         if ((n & 15) == 15 && stop != NULL && stop(arg))
             break;
         hfile_index_entry e;
-        hfile_cursor_data_entry(&c, &e);
+        hfile_cursor_data_loc(&c, &e.offset, &e.on_disk_size);
         block_cache_handle *h = block_cache_lookup(r->cache, r->file_id, e.offset);
         if (h == NULL) {
             if (*budget == 0)

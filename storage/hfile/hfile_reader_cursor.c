@@ -37,6 +37,24 @@ cursor_entry_at(const icursor *c, uint32_t d, uint32_t i, hfile_index_entry *e)
         nonroot_entry(c->lv[d].b, i, e);
 }
 
+/* Where entry i at level d points (cursor_entry_at without the key). */
+static inline void
+cursor_loc_at(const icursor *c, uint32_t d, uint32_t i, uint64_t *offset, uint32_t *size)
+{
+    if (d == 0) {
+        *offset = c->r->root[i].offset;
+        *size = c->r->root[i].on_disk_size;
+    } else if (c->lv[d].b->locs != NULL) {
+        *offset = c->lv[d].b->locs[i].offset;
+        *size = c->lv[d].b->locs[i].on_disk_size;
+    } else {
+        hfile_index_entry e;
+        nonroot_entry(c->lv[d].b, i, &e);
+        *offset = e.offset;
+        *size = e.on_disk_size;
+    }
+}
+
 /* Largest i at level d whose key is <= key, or -1. Row words settle most
  * comparisons without reading the entries. */
 static long
@@ -44,6 +62,7 @@ cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
 {
     const uint64_t *words;
     const uint8_t *prefix;
+    const hfile_index_loc *locs = NULL;
     uint32_t plen;
     if (d == 0) {
         words = c->r->root_words;
@@ -53,6 +72,7 @@ cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
         words = c->lv[d].b->row_words;
         plen = c->lv[d].b->row_prefix;
         prefix = c->lv[d].b->prefix;
+        locs = c->lv[d].b->locs;
     }
     uint64_t wk = 0;
     if (words) {
@@ -71,6 +91,8 @@ cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
             __builtin_prefetch(&words[lo + (mid - lo) / 2]);
             __builtin_prefetch(&words[mid + 1 + (hi - mid) / 2]);
         }
+        if (locs != NULL && hi - lo < 8)
+            __builtin_prefetch(&locs[mid]);   /* the answer's location is near */
         if (words && words[mid] != wk) {
             cmp = words[mid] < wk ? 1 : -1;
         } else {
@@ -144,7 +166,7 @@ cursor_descend(icursor *c, uint32_t d, int mode, const kiln_cell *key, kiln_err 
 {
     for (; d + 1 < c->levels; d++) {
         hfile_index_entry e;
-        cursor_entry_at(c, d, c->lv[d].pos, &e);
+        cursor_loc_at(c, d, c->lv[d].pos, &e.offset, &e.on_disk_size);
         cursor_level *child = &c->lv[d + 1];
         if (child->b == NULL || child->off != e.offset) {
             unsigned type = d + 2 == c->levels ? HFILE_BLOCK_LEAF_INDEX
@@ -205,4 +227,10 @@ void
 hfile_cursor_data_entry(const icursor *c, hfile_index_entry *e)
 {
     cursor_entry_at(c, c->levels - 1, c->lv[c->levels - 1].pos, e);
+}
+
+void
+hfile_cursor_data_loc(const icursor *c, uint64_t *offset, uint32_t *on_disk_size)
+{
+    cursor_loc_at(c, c->levels - 1, c->lv[c->levels - 1].pos, offset, on_disk_size);
 }

@@ -160,6 +160,8 @@ kiln_status hfile_cursor_seek(icursor *c, int mode, const kiln_cell *key, kiln_e
 kiln_status hfile_cursor_step(icursor *c, int dir, kiln_err *err);
 /* The data block entry the cursor is at. */
 void hfile_cursor_data_entry(const icursor *c, hfile_index_entry *e);
+/* Where that entry points, without reading its key. */
+void hfile_cursor_data_loc(const icursor *c, uint64_t *offset, uint32_t *on_disk_size);
 /* Release the index blocks the cursor holds. */
 void hfile_cursor_release(icursor *c);
 

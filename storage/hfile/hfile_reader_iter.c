@@ -72,7 +72,7 @@ static kiln_status
 iter_load_data(hfile_iter *it, kiln_err *err)
 {
     hfile_index_entry e;
-    hfile_cursor_data_entry(&it->cur, &e);
+    hfile_cursor_data_loc(&it->cur, &e.offset, &e.on_disk_size);
     if (it->db && it->db_off == e.offset)
         return KILN_OK;
     block_cache_handle *h;

@@ -472,7 +472,10 @@ prefetch_fills_cache(void **state)
     assert_int_equal(hfile_reader_prefetch(r, &budget, NULL, NULL, &err), KILN_OK);
     assert_int_equal(budget, 0);
     uint64_t one = hfile_reader_cached_bytes(r) - before;
-    assert_true(one > 0 && one < 4096);
+    /* one data block of about 256 bytes, with the index blocks on its path
+     * (512 bytes each on disk, decoded with their row words and the
+     * locations of their entries): far from the file's megabytes */
+    assert_true(one > 0 && one < 8192);
     /* a stop callback ends it early */
     int calls = 0;
     budget = UINT64_MAX;
