@@ -651,7 +651,7 @@ views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
     if (budget < need / 8)
         return 0;   /* too little room to matter */
     if (budget > free_bytes) {
-        uint64_t dropped = store_view_drop_cached(old->view, budget - free_bytes);
+        uint64_t dropped = store_view_drop_cached(old->view, e->view, budget - free_bytes);
         slog_info("table %s: %.1f MiB of version %llu's blocks dropped for its successor's "
                   "(its row cache answered most requests)", e->name,
                   (double)dropped / 1048576.0, (unsigned long long)old->version);

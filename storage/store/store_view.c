@@ -499,16 +499,42 @@ store_view_data_bytes(const store_view *v)
     return n;
 }
 
-uint64_t
-store_view_drop_cached(store_view *v, uint64_t want)
+/* 1 if rd is one of v's open files (or of its index tables'). */
+static int
+store_view_holds_reader(const store_view *v, const hfile_reader *rd)
+{
+    for (size_t r = 0; r < v->nregions; r++)
+        for (size_t f = 0; f < v->regions[r].nfiles; f++)
+            if (v->regions[r].files[f].rd == rd)
+                return 1;
+    for (size_t i = 0; i < v->nindexes; i++)
+        if (store_view_holds_reader(v->indexes[i], rd))
+            return 1;
+    return 0;
+}
+
+/* store_view_drop_cached over v's files and then its index tables', with
+ * the bytes still wanted; the bytes freed. */
+static uint64_t
+drop_cached(store_view *v, const store_view *keep, uint64_t want)
 {
     uint64_t n = 0;
-    for (size_t r = 0; r < v->nregions; r++)
-        for (size_t f = 0; f < v->regions[r].nfiles && n < want; f++)
-            n += hfile_reader_drop_cached(v->regions[r].files[f].rd);
+    for (size_t r = 0; r < v->nregions; r++) {
+        for (size_t f = 0; f < v->regions[r].nfiles && n < want; f++) {
+            hfile_reader *rd = v->regions[r].files[f].rd;
+            if (keep == NULL || !store_view_holds_reader(keep, rd))
+                n += hfile_reader_drop_cached(rd);
+        }
+    }
     for (size_t i = 0; i < v->nindexes && n < want; i++)
-        n += store_view_drop_cached(v->indexes[i], want - n);
+        n += drop_cached(v->indexes[i], keep, want - n);
     return n;
+}
+
+uint64_t
+store_view_drop_cached(store_view *v, const store_view *keep, uint64_t want)
+{
+    return drop_cached(v, keep, want);
 }
 
 kiln_status

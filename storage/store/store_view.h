@@ -102,8 +102,11 @@ kiln_status store_view_region_cut_rows(store_view *v, size_t i, size_t max, kbuf
 uint64_t store_view_cached_bytes(const store_view *v);
 uint64_t store_view_data_bytes(const store_view *v);
 /* Drop v's cached data blocks (hfile_reader_drop_cached), a file at a time,
- * until at least want bytes are freed or none are left; the bytes freed. */
-uint64_t store_view_drop_cached(store_view *v, uint64_t want);
+ * until at least want bytes are freed or none are left, except the blocks of
+ * files keep (may be NULL) also reads: a view with memstores shares its
+ * base's open files, and a newer one may share an older one's. The bytes
+ * freed. */
+uint64_t store_view_drop_cached(store_view *v, const store_view *keep, uint64_t want);
 /* hfile_reader_prefetch over every file of v and of its index tables, one
  * region after another; stops at the first error. */
 kiln_status store_view_prefetch(store_view *v, uint64_t *budget, int (*stop)(void *), void *arg,

@@ -783,6 +783,60 @@ reader_survives_publish_and_gc(void **state)
     assert_int_equal(store_view_open(data_dir, "nope", NULL, &view1, &err), KILN_NOT_FOUND);
 }
 
+/* Dropping a view's cached blocks frees its data blocks but never those of
+ * files another view reads: a view with memstores shares its base's open
+ * files, so a swap to it must keep every block. */
+static void
+drop_cached_keeps_shared_files(void **state)
+{
+    (void)state;
+    kiln_err err;
+    status_clear(&err);
+    kiln_schema s;
+    schema_init(&s);
+    snprintf(s.name, sizeof s.name, "drop");
+    schema_family f;
+    schema_family_defaults(&f, "a");
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    tu_must(schema_add_split(&s, (const uint8_t *)"row0500", 7, &err), &err);
+    tu_must(table_create(data_dir, &s, &err), &err);
+    schema_free(&s);
+    publish_rows("drop", 0, 1000, "one", 1);
+    block_cache *cache = block_cache_new(16 << 20);
+    store_view *v;
+    tu_must(store_view_open(data_dir, "drop", cache, &v, &err), &err);
+    for (int i = 0; i < 1000; i++)
+        check_value(v, i, "one");
+    uint64_t cached = store_view_cached_bytes(v);
+    assert_true(cached > 0);
+
+    store_clock *clock = store_clock_new(0);
+    store_view *vm = store_view_with_memstores(v, NULL, 0, clock);
+    assert_int_equal(store_view_drop_cached(v, vm, UINT64_MAX), 0);
+    assert_int_equal(store_view_cached_bytes(v), cached);
+    assert_int_equal(store_view_drop_cached(v, v, UINT64_MAX), 0);
+
+    /* a newer version's view opens files of its own: v's blocks may go */
+    publish_rows("drop", 0, 1000, "two", 1);
+    store_view *v2;
+    tu_must(store_view_open(data_dir, "drop", cache, &v2, &err), &err);
+    uint64_t dropped = store_view_drop_cached(v, v2, UINT64_MAX);
+    printf("  %llu bytes cached, %llu dropped\n", (unsigned long long)cached,
+           (unsigned long long)dropped);
+    assert_true(dropped > 0);
+    assert_int_equal(store_view_cached_bytes(v), cached - dropped);
+    /* what stays is the pinned index and bloom: reading goes on unharmed */
+    for (int i = 0; i < 1000; i += 7)
+        check_value(vm, i, "one");
+    for (int i = 0; i < 1000; i += 7)
+        check_value(v2, i, "two");
+    store_view_unref(vm);
+    store_clock_unref(clock);
+    store_view_unref(v2);
+    store_view_unref(v);
+    block_cache_free(cache);
+}
+
 /* Opening while a writer publishes and collects versions in a loop: every
  * open succeeds (retrying when its version vanished) and reads a whole
  * version. */
@@ -873,6 +927,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_vs_store),
         cmocka_unit_test(reader_survives_publish_and_gc),
+        cmocka_unit_test(drop_cached_keeps_shared_files),
         cmocka_unit_test(open_races_publish),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
