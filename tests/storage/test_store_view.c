@@ -682,22 +682,32 @@ check_value(store_view *v, int i, const char *tag)
     store_row_buf_free(buf);
 }
 
+/* Create table name with one family "a" (defaults) and the given 7-byte
+ * split rows (NULL-terminated). */
+static void
+create_table_a(const char *name, const char *const *splits)
+{
+    kiln_err err;
+    status_clear(&err);
+    kiln_schema s;
+    schema_init(&s);
+    snprintf(s.name, sizeof s.name, "%s", name);
+    schema_family f;
+    schema_family_defaults(&f, "a");
+    tu_must(schema_add_family(&s, &f, &err), &err);
+    for (size_t i = 0; splits[i] != NULL; i++)
+        tu_must(schema_add_split(&s, (const uint8_t *)splits[i], strlen(splits[i]), &err), &err);
+    tu_must(table_create(data_dir, &s, &err), &err);
+    schema_free(&s);
+}
+
 static void
 reader_survives_publish_and_gc(void **state)
 {
     (void)state;
     kiln_err err;
     status_clear(&err);
-    kiln_schema s;
-    schema_init(&s);
-    snprintf(s.name, sizeof s.name, "live");
-    schema_family f;
-    schema_family_defaults(&f, "a");
-    tu_must(schema_add_family(&s, &f, &err), &err);
-    tu_must(schema_add_split(&s, (const uint8_t *)"row0300", 7, &err), &err);
-    tu_must(schema_add_split(&s, (const uint8_t *)"row0600", 7, &err), &err);
-    tu_must(table_create(data_dir, &s, &err), &err);
-    schema_free(&s);
+    create_table_a("live", (const char *const[]){"row0300", "row0600", NULL});
 
     /* before anything is published: an empty view with the schema's regions */
     store_view *v0;
@@ -792,15 +802,7 @@ drop_cached_keeps_shared_files(void **state)
     (void)state;
     kiln_err err;
     status_clear(&err);
-    kiln_schema s;
-    schema_init(&s);
-    snprintf(s.name, sizeof s.name, "drop");
-    schema_family f;
-    schema_family_defaults(&f, "a");
-    tu_must(schema_add_family(&s, &f, &err), &err);
-    tu_must(schema_add_split(&s, (const uint8_t *)"row0500", 7, &err), &err);
-    tu_must(table_create(data_dir, &s, &err), &err);
-    schema_free(&s);
+    create_table_a("drop", (const char *const[]){"row0500", NULL});
     publish_rows("drop", 0, 1000, "one", 1);
     block_cache *cache = block_cache_new(16 << 20);
     store_view *v;
@@ -846,15 +848,7 @@ open_races_publish(void **state)
     (void)state;
     kiln_err err;
     status_clear(&err);
-    kiln_schema s;
-    schema_init(&s);
-    snprintf(s.name, sizeof s.name, "race");
-    schema_family f;
-    schema_family_defaults(&f, "a");
-    tu_must(schema_add_family(&s, &f, &err), &err);
-    tu_must(schema_add_split(&s, (const uint8_t *)"row0100", 7, &err), &err);
-    tu_must(table_create(data_dir, &s, &err), &err);
-    schema_free(&s);
+    create_table_a("race", (const char *const[]){"row0100", NULL});
     publish_rows("race", 0, 200, "t0", 1);
     pid_t pid = fork();
     assert_true(pid >= 0);
