@@ -77,6 +77,8 @@ typedef struct conn {
     uint8_t peer[CLIENTS_KEY_LEN];
     int db;                      /* RESP database */
     struct conn *prev, *next;
+    struct conn *pend_prev, *pend_next;  /* answered, not yet sent (NULL if not) */
+    size_t pend_before;          /* rlen before the answering pass */
 } conn;
 
 struct worker {
@@ -97,6 +99,7 @@ struct worker {
     http_header *headers;
     kslice *argv;
     conn head;                   /* sentinel of the connection list */
+    conn pending;                /* sentinel of the answered, not yet sent */
     size_t nconns;
     size_t nsuspended;           /* connections with suspended requests */
     long long resume_timer;      /* the timer resuming them; 0 if none */
@@ -179,6 +182,16 @@ server_update_date(worker *w)
 static void conn_on_event(ev_loop *l, int fd, void *data, int mask);
 
 static void
+conn_unpend(conn *c)
+{
+    if (c->pend_next == NULL)
+        return;
+    c->pend_prev->pend_next = c->pend_next;
+    c->pend_next->pend_prev = c->pend_prev;
+    c->pend_next = c->pend_prev = NULL;
+}
+
+static void
 conn_close(conn *c)
 {
     worker *w = c->w;
@@ -188,6 +201,7 @@ conn_close(conn *c)
         clients_leave(w->s->clients, c->peer);
     if (c->suspended)
         w->nsuspended--;
+    conn_unpend(c);
     c->prev->next = c->next;
     c->next->prev = c->prev;
     w->nconns--;
@@ -518,16 +532,55 @@ conn_process(conn *c)
  * come for the requests still in the buffer (the client has sent them
  * all and waits). Returns -1 if the connection was closed. */
 static int
-conn_pump(conn *c)
+conn_pump_from(conn *c, size_t before)
 {
+    conn_unpend(c);
     for (;;) {
-        size_t before = c->rlen;
-        conn_process(c);
         if (conn_flush(c) != 0)
             return -1;
         if (c->closing || c->paused || c->suspended || c->out_pos < c->out.len ||
             c->rlen == 0 || c->rlen == before)
             return 0;
+        before = c->rlen;
+        conn_process(c);
+    }
+}
+
+static int
+conn_pump(conn *c)
+{
+    size_t before = c->rlen;
+    conn_process(c);
+    return conn_pump_from(c, before);
+}
+
+/* Answer what a read brought, and leave the sending to worker_send_pending
+ * at the end of the loop's turn, as Redis does: the replies to one batch of
+ * ready connections go out together, so a client waiting on many
+ * connections finds them ready in one wake-up rather than one at a time. */
+static void
+conn_answer(conn *c)
+{
+    worker *w = c->w;
+    size_t before = c->rlen;
+    conn_process(c);
+    if (c->pend_next == NULL) {
+        c->pend_before = before;
+        c->pend_next = &w->pending;
+        c->pend_prev = w->pending.pend_prev;
+        w->pending.pend_prev->pend_next = c;
+        w->pending.pend_prev = c;
+    }
+}
+
+static void
+worker_send_pending(ev_loop *l, void *data)
+{
+    worker *w = data;
+    (void)l;
+    while (w->pending.pend_next != &w->pending) {
+        conn *c = w->pending.pend_next;
+        conn_pump_from(c, c->pend_before);
     }
 }
 
@@ -597,7 +650,7 @@ conn_on_event(ev_loop *l, int fd, void *data, int mask)
     c->last_ms = ev_now_ms(l);
     metrics_bytes(w->m, (uint64_t)n, 0);
     views_reader_refresh(w->reader);
-    conn_pump(c);
+    conn_answer(c);
 }
 
 /* ------------------------------------------------------------------ accepting */
@@ -916,6 +969,7 @@ worker_main(void *arg)
     server_update_date(w);
     ev_timer_add(w->loop, SERVER_TICK_MS, worker_tick, w);
     ev_set_on_wake(w->loop, worker_on_wake, w);
+    ev_set_before_sleep(w->loop, worker_send_pending, w);
     if (atomic_load(&w->s->shutdown))
         worker_on_wake(w->loop, w);
     ev_run(w->loop);
@@ -1018,6 +1072,7 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         w->s = s;
         w->id = i;
         w->head.next = w->head.prev = &w->head;
+        w->pending.pend_next = w->pending.pend_prev = &w->pending;
         w->headers = kiln_calloc((size_t)cfg->max_headers, sizeof *w->headers);
         w->argv = kiln_calloc(RESP_ARGS_MAX_DEFAULT, sizeof *w->argv);
         if (st == KILN_OK)

@@ -962,6 +962,74 @@ redis_protocol(void **state)
     buf_free(&got);
 }
 
+/* Replies to the connections that one loop turn reads are sent together at
+ * the end of the turn. 64 connections each write a GET (HTTP and RESP),
+ * every fourth is reset right after writing, so the server holds answered
+ * replies for connections that are gone before they are sent; the rest
+ * get their own row, and the server keeps serving. */
+static void
+replies_of_one_turn(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    fx_conn cs[N];
+    kbuf req = KBUF_INIT, got = KBUF_INIT;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++)
+            cs[i] = (fx_conn){fx_connect(i % 2 ? resp_port : http_port), KBUF_INIT};
+        for (int i = 0; i < N; i++) {
+            buf_reset(&req);
+            char cmd[96];
+            int n = i % 2 ? snprintf(cmd, sizeof cmd,
+                                     "*2\r\n$6\r\nSELECT\r\n$1\r\n1\r\n"
+                                     "*2\r\n$3\r\nGET\r\n$7\r\nrow%04d\r\n", i + round)
+                          : snprintf(cmd, sizeof cmd,
+                                     "GET /t/row%04d/f:q HTTP/1.1\r\nHost: x\r\n"
+                                     "Accept: application/octet-stream\r\n\r\n", i + round);
+            fx_send(cs[i].fd, cmd, (size_t)n);
+            if (i % 4 == 3) {   /* reset: the reply has nowhere to go */
+                struct linger lg = {1, 0};
+                setsockopt(cs[i].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+                close(cs[i].fd);
+                cs[i].fd = -1;
+            }
+        }
+        for (int i = 0; i < N; i++) {
+            if (cs[i].fd < 0)
+                continue;
+            char want[32];
+            int vn = snprintf(want, sizeof want, "val-%d", i + round);
+            if (i % 2) {
+                resp_reply(&cs[i], &got);
+                assert_memory_equal(got.data, "+OK\r\n", 5);
+                resp_reply(&cs[i], &got);
+                char line[48];
+                int ln = snprintf(line, sizeof line, "$%d\r\n%s\r\n", vn, want);
+                assert_int_equal(got.len, (size_t)ln);
+                assert_memory_equal(got.data, line, (size_t)ln);
+            } else {
+                fx_resp r = {0};
+                assert_int_equal(fx_read_response(&cs[i], &r, 0), 0);
+                assert_int_equal(r.h.status, 200);
+                assert_int_equal(r.body.len, (size_t)vn);
+                assert_memory_equal(r.body.data, want, (size_t)vn);
+                fx_resp_free(&r);
+            }
+            close(cs[i].fd);
+            buf_free(&cs[i].in);
+        }
+        for (int i = 0; i < N; i++)
+            if (cs[i].fd < 0)
+                buf_free(&cs[i].in);
+    }
+    fx_conn c = {fx_connect(resp_port), KBUF_INIT};
+    RESP_EXPECT(&c, "PING\r\n", "+PONG\r\n");
+    close(c.fd);
+    buf_free(&c.in);
+    buf_free(&req);
+    buf_free(&got);
+}
+
 /* A published version that cannot be opened (a truncated file) is reported
  * and the previous one keeps being served; a table created while serving
  * appears within the listing interval. */
@@ -1032,6 +1100,7 @@ main(void)
         cmocka_unit_test(scans_page_to_the_end),
         cmocka_unit_test(count_rows),
         cmocka_unit_test(redis_protocol),
+        cmocka_unit_test(replies_of_one_turn),
         cmocka_unit_test(metrics_and_status_page),
         cmocka_unit_test(malformed_and_oversized_requests),
         cmocka_unit_test(paths_stay_inside_the_data_directory),
