@@ -187,7 +187,7 @@ ifeq ($(SANITIZER),thread)
 TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_slab storage/test_hfile_reader \
   storage/test_hfile_writer storage/test_hfile_writer_pipe \
   storage/test_store_catalog storage/test_memstore storage/test_speed_concurrent storage/test_wal \
-  serving/test_swap serving/test_server serving/test_wire \
+  serving/test_swap serving/test_server serving/test_wire serving/test_ev \
   tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \
   tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh \
   tests/serving/write_test.sh

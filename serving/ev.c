@@ -9,6 +9,7 @@
 #include "serving/ev.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@
 #include "storage/base/buf.h"
 
 #define EV_BATCH 256
+#define EV_POLL_CHECK_MS 100
+#define EV_POLL_WAIT_PCT 10
+#define EV_POLL_BACKOFF_MS 1000
 
 typedef struct ev_file {
     int mask;
@@ -45,11 +49,26 @@ struct ev_loop {
     long long next_timer_id;
     int stop;
     int64_t now_ms;
+    int64_t poll_ns;              /* busy poll after a turn with events (0: none) */
+    int64_t poll_off_until_ms;    /* polling backs off until then */
+    int64_t poll_check_ms;        /* when the thread's wait for a core was last read */
+    int64_t run_delay_ns;         /* its wait for a core then (-1: not read) */
+    int schedfd;                  /* /proc/thread-self/schedstat (-2: not opened) */
+    int busy;                     /* the last turn had events */
+    _Atomic uint64_t polled, slept, backoffs;   /* ev_get_poll_stats */
     ev_hook_proc *before_sleep;
     void *before_sleep_data;
     ev_hook_proc *on_wake;
     void *on_wake_data;
 };
+
+static int64_t
+ev_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static int64_t
 ev_monotonic_ms(void)
@@ -72,6 +91,8 @@ ev_loop_new(int setsize, ev_loop **out, kiln_err *err)
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     l->wakefd = -1;
     l->now_ms = ev_monotonic_ms();
+    l->run_delay_ns = -1;
+    l->schedfd = -2;
     if (l->epfd < 0) {
         int e = errno;
         ev_loop_free(l);
@@ -105,6 +126,8 @@ ev_loop_free(ev_loop *l)
         close(l->epfd);
     if (l->wakefd >= 0)
         close(l->wakefd);
+    if (l->schedfd >= 0)
+        close(l->schedfd);
     free(l->files);
     free(l->ready);
     free(l->timers);
@@ -286,6 +309,74 @@ ev_run_timers(ev_loop *l)
 }
 
 void
+ev_set_busy_poll(ev_loop *l, long us)
+{
+    l->poll_ns = us > 0 ? (int64_t)us * 1000 : 0;
+}
+
+void
+ev_get_poll_stats(ev_loop *l, ev_poll_stats *out)
+{
+    out->polled = atomic_load_explicit(&l->polled, memory_order_relaxed);
+    out->slept = atomic_load_explicit(&l->slept, memory_order_relaxed);
+    out->backoffs = atomic_load_explicit(&l->backoffs, memory_order_relaxed);
+}
+
+/* The thread's time waiting for a core (ns; the second field of
+ * /proc/thread-self/schedstat), or -1 if it cannot be read. */
+static int64_t
+ev_run_delay_ns(ev_loop *l)
+{
+    if (l->schedfd == -2)
+        l->schedfd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (l->schedfd < 0)
+        return -1;
+    char b[128];
+    ssize_t n = pread(l->schedfd, b, sizeof b - 1, 0);
+    if (n <= 0)
+        return -1;
+    b[n] = '\0';
+    char *p = strchr(b, ' ');
+    return p != NULL ? strtoll(p + 1, NULL, 10) : -1;
+}
+
+/* After a turn that had events, look for the next ones without sleeping
+ * for up to poll_ns: a loop that never sleeps while clients keep it busy
+ * spares them the wake-up of a sleeping thread on every request. That only
+ * pays while a core is free for it. Every EV_POLL_CHECK_MS the loop looks
+ * at how long its thread waited for a core; past EV_POLL_WAIT_PCT of the
+ * interval, polling takes cores others need, and it stops for
+ * EV_POLL_BACKOFF_MS. Returns the events found, 0 if none, -1 on an error
+ * of epoll_wait. */
+static int
+ev_poll(ev_loop *l)
+{
+    if (l->poll_ns == 0 || !l->busy || l->now_ms < l->poll_off_until_ms)
+        return 0;
+    if (l->now_ms - l->poll_check_ms >= EV_POLL_CHECK_MS) {
+        int64_t d = ev_run_delay_ns(l);
+        int64_t wall_ns = (l->now_ms - l->poll_check_ms) * 1000000;
+        int crowded = d >= 0 && l->run_delay_ns >= 0 &&
+                      (d - l->run_delay_ns) * 100 > wall_ns * EV_POLL_WAIT_PCT;
+        l->run_delay_ns = d;
+        l->poll_check_ms = l->now_ms;
+        if (crowded) {
+            l->poll_off_until_ms = l->now_ms + EV_POLL_BACKOFF_MS;
+            atomic_fetch_add_explicit(&l->backoffs, 1, memory_order_relaxed);
+            return 0;
+        }
+    }
+    int64_t until = ev_monotonic_ns() + l->poll_ns;
+    for (;;) {
+        int n = epoll_wait(l->epfd, l->ready, EV_BATCH, 0);
+        if (n > 0)
+            atomic_fetch_add_explicit(&l->polled, 1, memory_order_relaxed);
+        if (n != 0 || ev_monotonic_ns() > until)
+            return n;
+    }
+}
+
+void
 ev_run(ev_loop *l)
 {
     l->stop = 0;
@@ -295,7 +386,13 @@ ev_run(ev_loop *l)
             break;
         if (l->before_sleep != NULL)
             l->before_sleep(l, l->before_sleep_data);
-        int n = epoll_wait(l->epfd, l->ready, EV_BATCH, (int)wait);
+        int n = wait != 0 ? ev_poll(l) : 0;
+        if (n == 0) {
+            n = epoll_wait(l->epfd, l->ready, EV_BATCH, (int)wait);
+            if (n > 0 && l->poll_ns > 0)
+                atomic_fetch_add_explicit(&l->slept, 1, memory_order_relaxed);
+        }
+        l->busy = n > 0;
         if (n < 0) {
             if (errno == EINTR)
                 continue;

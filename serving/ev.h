@@ -54,6 +54,19 @@ void ev_set_before_sleep(ev_loop *l, ev_hook_proc *proc, void *data);
 /* The hook run on the loop's thread after another thread called ev_wake. */
 void ev_set_on_wake(ev_loop *l, ev_hook_proc *proc, void *data);
 
+/* Busy-poll for up to us microseconds before sleeping, after a turn that
+ * had events (0, the default: sleep at once). Backs off for a second after
+ * the thread is preempted. */
+void ev_set_busy_poll(ev_loop *l, long us);
+
+/* What busy polling did so far (readable from any thread). */
+typedef struct ev_poll_stats {
+    uint64_t polled;     /* turns whose events a poll found */
+    uint64_t slept;      /* turns whose events came after sleeping, polling on */
+    uint64_t backoffs;   /* times polling stopped, its thread waiting for a core */
+} ev_poll_stats;
+void ev_get_poll_stats(ev_loop *l, ev_poll_stats *out);
+
 /* Wake the loop from any thread (async-signal-safe: one write(2)). */
 void ev_wake(ev_loop *l);
 

@@ -101,6 +101,11 @@ static const char kiln_server_usage_text[] =
     "  --memstore-flush-mb N   flush a table's online writes to HFiles past N MiB\n"
     "                          (default 64)\n"
     "  --threads N             worker threads (default: one per CPU)\n"
+    "  --busy-poll-us N        after a turn with requests, a worker looks for more\n"
+    "                          for up to N microseconds before sleeping (default 0:\n"
+    "                          sleep at once). Spares clients the wake-up of a\n"
+    "                          sleeping worker when a core is free for it; a worker\n"
+    "                          that was preempted stops polling for a second\n"
     "  --cache-mb N            cache budget in MiB, blocks and rows (default 1024)\n"
     "  --row-cache-mb N        the row cache's part of it (default a quarter; 0: off)\n"
     "  --max-conns N           open connections at most (default 10000)\n"
@@ -174,12 +179,13 @@ main(int argc, char **argv)
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
         OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREPLY, OPT_DEADLINE, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE,
         OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN, OPT_QUIET, OPT_SCANMAX, OPT_SCANNERS,
-        OPT_SCANNER_IDLE, OPT_READONLY, OPT_FLUSHMB
+        OPT_SCANNER_IDLE, OPT_READONLY, OPT_FLUSHMB, OPT_BUSYPOLL
     };
     static const struct option opts[] = {
         {"data", required_argument, NULL, OPT_DATA},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"busy-poll-us", required_argument, NULL, OPT_BUSYPOLL},
         {"cache-mb", required_argument, NULL, OPT_CACHE},
         {"row-cache-mb", required_argument, NULL, OPT_ROWCACHE},
         {"resp-listen", required_argument, NULL, OPT_RESP},
@@ -327,6 +333,12 @@ main(int argc, char **argv)
             if (kiln_server_u64(optarg, 0, 600000, &v) != 0)
                 return kiln_server_usage_error("--warm-ms must be 0..600000, got '%s'", optarg);
             cfg.warm_ms = (long)v;
+            break;
+        case OPT_BUSYPOLL:
+            if (kiln_server_u64(optarg, 0, 100000, &v) != 0)
+                return kiln_server_usage_error("--busy-poll-us must be 0..100000, got '%s'",
+                                               optarg);
+            cfg.busy_poll_us = (long)v;
             break;
         case OPT_PREFETCH:
             if (kiln_server_u64(optarg, 0, 600000, &v) != 0)

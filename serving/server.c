@@ -1077,6 +1077,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         w->argv = kiln_calloc(RESP_ARGS_MAX_DEFAULT, sizeof *w->argv);
         if (st == KILN_OK)
             st = ev_loop_new(setsize + 1024, &w->loop, err);
+        if (st == KILN_OK)
+            ev_set_busy_poll(w->loop, cfg->busy_poll_us);
         if (st == KILN_OK && w->http_fd >= 0)
             st = ev_add(w->loop, w->http_fd, EV_READABLE, server_on_accept, w, err);
         if (st == KILN_OK && w->resp_fd >= 0)

@@ -49,6 +49,7 @@ typedef struct server_config {
     const char *listen;               /* HTTP address */
     const char *resp_listen;          /* Redis-protocol address, or NULL */
     int threads;                      /* workers; 0 = one per CPU */
+    long busy_poll_us;                /* a worker's poll before sleeping (0: none; ev.h) */
     size_t cache_bytes;               /* block cache + row cache */
     size_t row_cache_bytes;           /* the row cache's part; SIZE_MAX = a quarter */
     int max_conns;

@@ -5,7 +5,8 @@
 # 9 MB), read by a client that reads as fast as it can. Each answer is
 # checked for completeness (Content-Length bodies, the RESP bulk count) by
 # a client that shares no code with the server; and an MGET or HTTP
-# multiget over --max-reply-bytes is refused. Prints "N passed, N failed".
+# multiget over --max-reply-bytes is refused. The first server busy-polls
+# (--busy-poll-us). Prints "N passed, N failed".
 set -u
 NAME=pipeline_test
 # shellcheck source=tests/serving/lib.sh
@@ -16,7 +17,8 @@ awk 'BEGIN { v = sprintf("%02000d", 7)
   for (i = 0; i < 30000; i++) printf "r%06d\tf:q\t5\tPut\t%s\n", i, v }' |
   load_rows big f p || { bad "kiln hfile write and load"; finish; }
 
-if ! start_server --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 64 --resp-column 'big=f:q'; then
+if ! start_server --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 64 --resp-column 'big=f:q' \
+    --busy-poll-us 200; then
     bad "server did not start: $(cat "$T/server.log")"
     finish
 fi

@@ -1,0 +1,224 @@
+/* test_ev.c -- the event loop's busy polling (ev.c): with a core free, the
+ * events of a ping-pong client are found by polling, not after sleeping;
+ * without busy polling none are; and a loop whose thread shares its core
+ * with a busy thread stops polling (the wait for a core is past the
+ * threshold) and still answers every ping.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serving/ev.h"
+
+typedef struct pong {
+    ev_loop *loop;
+    int fd;                 /* the loop's end of the socket pair */
+    int cpu;                /* pin the loop's thread to this CPU (-1: no) */
+    pthread_t thread;
+} pong;
+
+static void
+pong_on_read(ev_loop *l, int fd, void *data, int mask)
+{
+    (void)data;
+    (void)mask;
+    char b[64];
+    ssize_t n = read(fd, b, sizeof b);
+    if (n <= 0 || b[n - 1] == 'q' || write(fd, b, (size_t)n) != n)
+        ev_stop(l);   /* 'q' (or the client gone) ends the test's loop */
+}
+
+static long
+pong_tick(ev_loop *l, long long id, void *data)
+{
+    (void)l;
+    (void)id;
+    (void)data;
+    return 10;   /* a timer, as the server has: the loop must not poll past it */
+}
+
+static void *
+pong_main(void *arg)
+{
+    pong *p = arg;
+    if (p->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(p->cpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+    ev_run(p->loop);
+    return NULL;
+}
+
+static void
+pong_start(pong *p, long poll_us, int cpu, int *client)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    kiln_err err;
+    status_clear(&err);
+    assert_int_equal(ev_loop_new(64, &p->loop, &err), KILN_OK);
+    ev_set_busy_poll(p->loop, poll_us);
+    assert_int_equal(ev_add(p->loop, sv[0], EV_READABLE, pong_on_read, p, &err), KILN_OK);
+    ev_timer_add(p->loop, 10, pong_tick, p);
+    p->fd = sv[0];
+    p->cpu = cpu;
+    *client = sv[1];
+    assert_int_equal(pthread_create(&p->thread, NULL, pong_main, p), 0);
+}
+
+static void
+pong_stop(pong *p, int client)
+{
+    char q = 'q';
+    assert_int_equal(write(client, &q, 1), 1);
+    pthread_join(p->thread, NULL);
+    ev_loop_free(p->loop);
+    close(p->fd);
+    close(client);
+}
+
+static void
+ping(int fd)
+{
+    char b = 'p';
+    assert_int_equal(write(fd, &b, 1), 1);
+    assert_int_equal(read(fd, &b, 1), 1);
+    assert_int_equal(b, 'p');
+}
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+pause_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Pings 50 µs apart: each arrives within the 100 ms poll. Pings go on
+ * until most turns were found by polling (a loaded machine may hold the
+ * polling off for a second now and then), at most 10 s. */
+static void
+busy_poll_finds_events_without_sleeping(void **state)
+{
+    (void)state;
+    pong p;
+    int c;
+    pong_start(&p, 100000, -1, &c);
+    ev_poll_stats st = {0};
+    double t0 = now_s();
+    int pings = 0;
+    do {
+        for (int i = 0; i < 100; i++, pings++) {
+            ping(c);
+            pause_us(50);
+        }
+        ev_get_poll_stats(p.loop, &st);
+    } while (st.polled < 150 && now_s() - t0 < 10);
+    pong_stop(&p, c);
+    print_message("%d pings: %llu turns found by polling, %llu after sleeping, %llu backoffs\n",
+                  pings, (unsigned long long)st.polled, (unsigned long long)st.slept,
+                  (unsigned long long)st.backoffs);
+    assert_true(st.polled >= 150);
+}
+
+/* Without busy polling every turn sleeps first: none is found by polling. */
+static void
+no_busy_poll_sleeps(void **state)
+{
+    (void)state;
+    pong p;
+    int c;
+    pong_start(&p, 0, -1, &c);
+    for (int i = 0; i < 300; i++) {
+        ping(c);
+        pause_us(50);
+    }
+    ev_poll_stats st;
+    ev_get_poll_stats(p.loop, &st);
+    pong_stop(&p, c);
+    assert_int_equal(st.polled, 0);
+    assert_int_equal(st.backoffs, 0);
+}
+
+static _Atomic int hog_stop;
+
+static void *
+hog_main(void *arg)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(*(int *)arg, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    volatile uint64_t x = 0;
+    while (!atomic_load_explicit(&hog_stop, memory_order_relaxed))
+        x++;
+    return NULL;
+}
+
+/* The loop's thread shares a CPU with a thread that never sleeps: it waits
+ * for that core for about half of every interval, so polling backs off;
+ * every ping is still answered. */
+static void
+busy_poll_backs_off_on_a_crowded_core(void **state)
+{
+    (void)state;
+    cpu_set_t mine;
+    assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
+    int cpu = -1;
+    for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+        if (CPU_ISSET(i, &mine))
+            cpu = i;
+    assert_true(cpu >= 0);
+    atomic_store(&hog_stop, 0);
+    pthread_t hog;
+    assert_int_equal(pthread_create(&hog, NULL, hog_main, &cpu), 0);
+    pong p;
+    int c;
+    pong_start(&p, 100000, cpu, &c);
+    ev_poll_stats st = {0};
+    double t0 = now_s();
+    do {
+        for (int i = 0; i < 50; i++)
+            ping(c);
+        ev_get_poll_stats(p.loop, &st);
+    } while (st.backoffs == 0 && now_s() - t0 < 10);
+    pong_stop(&p, c);
+    atomic_store(&hog_stop, 1);
+    pthread_join(hog, NULL);
+    print_message("crowded: %llu polled, %llu slept, %llu backoffs in %.1f s\n",
+                  (unsigned long long)st.polled, (unsigned long long)st.slept,
+                  (unsigned long long)st.backoffs, now_s() - t0);
+    assert_true(st.backoffs >= 1);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(busy_poll_finds_events_without_sleeping),
+        cmocka_unit_test(no_busy_poll_sleeps),
+        cmocka_unit_test(busy_poll_backs_off_on_a_crowded_core),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
