@@ -22,9 +22,11 @@
 #   bench/server_bench.sh [--rows N] [--runs R] [--dir DIR] [--threads T]
 #                         [--cache-mb M] [--row-cache-mb M] [--secs S] [--soak S]
 #                         [--load move|copy] [--peers PEERS] [--swap-only]
+#                         [--no-swap] [--busy-poll-us N]
 #
 # --swap-only runs the swaps under load and nothing else (no Redis peer, no
-# redis-benchmark or wrk comparison).
+# redis-benchmark or wrk comparison); --no-swap runs everything but them.
+# --busy-poll-us is kiln-server's option of that name (default 0).
 #
 # --load says how a swap's `kiln load` takes the new version's files: move
 # (the default, `kiln load --move` of a fresh hard-linked copy of the kept job
@@ -53,8 +55,10 @@ RPORT=${RPORT:-6480}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
 LOAD=move
 SWAP_ONLY=0
+NO_SWAP=0
+POLL=0
 
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
     --rows) ROWS=$2; shift 2 ;;
@@ -68,12 +72,14 @@ while [ $# -gt 0 ]; do
     --load) LOAD=$2; shift 2 ;;
     --peers) PEERS=$2; shift 2 ;;
     --swap-only) SWAP_ONLY=1; shift ;;
+    --no-swap) NO_SWAP=1; shift ;;
+    --busy-poll-us) POLL=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "server_bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
 done
 case $LOAD in move | copy) ;; *) echo "server_bench.sh: --load takes move or copy, not '$LOAD'" >&2; exit 64 ;; esac
-for v in "$ROWS" "$RUNS" "$THREADS" "$CACHE_MB" "$ROW_MB" "$SECS" "$SOAK"; do
+for v in "$ROWS" "$RUNS" "$THREADS" "$CACHE_MB" "$ROW_MB" "$SECS" "$SOAK" "$POLL"; do
     case $v in '' | *[!0-9]*) echo "server_bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
 done
 
@@ -94,7 +100,7 @@ B=$ROOT/build/bin
 LOG=$ROOT/build/bench-results/server-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$LOG" "$DIR"
 {
-    echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK load=$LOAD dir=$DIR"
+    echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK load=$LOAD busy_poll_us=$POLL dir=$DIR"
     echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r); redis $([ $REDIS = 1 ] && redis-server --version | cut -d' ' -f3 || echo none)"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$LOG/params.txt"
@@ -148,7 +154,7 @@ fi
 echo "== kiln-server (http $HPORT, resp $KPORT)" >&2
 "$B/kiln-server" --data "$D" --listen "127.0.0.1:$HPORT" --resp-listen "127.0.0.1:$KPORT" \
     --threads "$THREADS" --cache-mb "$CACHE_MB" --row-cache-mb "$ROW_MB" \
-    --resp-column f:v >"$LOG/kiln-server.log" 2>&1 &
+    --busy-poll-us "$POLL" --resp-column f:v >"$LOG/kiln-server.log" 2>&1 &
 KPID=$!
 for _ in $(seq 100); do
     curl -sf "http://127.0.0.1:$HPORT/healthz" >/dev/null 2>&1 && break
@@ -284,6 +290,7 @@ echo "== swaps under load" >&2
 : >"$LOG/swap.csv"
 next=1
 for r in $(seq "$RUNS"); do
+    [ $NO_SWAP = 1 ] && break
     for P in 1 16; do
         # One trace: 6 s of the rate without a swap, then the load, then
         # on until 4 s after the server serves the new version (the warm-up
