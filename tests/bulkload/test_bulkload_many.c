@@ -31,14 +31,6 @@
 
 static char base[512];
 
-static double
-now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void
 write_hfile(const char *path, int first_row, int rows)
 {
@@ -80,7 +72,7 @@ many_files_low_nofile(void **state)
     snprintf(p, sizeof p, "%s/cf", job);
     assert_int_equal(mkdir(job, 0755), 0);
     assert_int_equal(mkdir(p, 0755), 0);
-    double t0 = now_s();
+    double t0 = tu_now_s();
     for (int i = 0; i < NFILES; i++) {
         snprintf(p, sizeof p, "%s/cf/part-%05d", job, i);
         write_hfile(p, i * ROWS_PER_FILE, ROWS_PER_FILE);
@@ -89,7 +81,7 @@ many_files_low_nofile(void **state)
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fclose(f);
-    double t1 = now_s();
+    double t1 = tu_now_s();
 
     /* One split key inside file 5000's rows: that file is split, its reader
      * used again at staging time. */
@@ -124,7 +116,7 @@ many_files_low_nofile(void **state)
     assert_int_equal(r.linked + r.copied, NFILES - 1);
     assert_int_equal(r.cells, (uint64_t)NFILES * ROWS_PER_FILE);
     bulkload_result_free(&r);
-    double t2 = now_s();
+    double t2 = tu_now_s();
     assert_true(env_open_files() <= budget);
 
     store_view *v;
@@ -147,7 +139,7 @@ many_files_low_nofile(void **state)
     assert_true(env_open_files() <= budget);
     long reopens = env_reopens() - reopens0;
     store_view_unref(v);
-    double t3 = now_s();
+    double t3 = tu_now_s();
     assert_true(reopens > 0);   /* the budget was really smaller than the files */
     printf("  %d HFiles under RLIMIT_NOFILE %d (file cache %ld): written in %.1f s, loaded in "
            "%.1f s, view opened and scanned in %.1f s, %ld reopens\n",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "serving/ev.h"
+#include "tests/support/test_util.h"
 
 typedef struct pong {
     ev_loop *loop;
@@ -99,14 +100,6 @@ ping(int fd)
     assert_int_equal(b, 'p');
 }
 
-static double
-now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void
 pause_us(long us)
 {
@@ -126,7 +119,7 @@ busy_poll_finds_events_without_sleeping(void **state)
     int c;
     pong_start(&p, 100000, -1, &c);
     ev_poll_stats st = {0};
-    double t0 = now_s();
+    double t0 = tu_now_s();
     int pings = 0;
     do {
         for (int i = 0; i < 100; i++, pings++) {
@@ -134,7 +127,7 @@ busy_poll_finds_events_without_sleeping(void **state)
             pause_us(50);
         }
         ev_get_poll_stats(p.loop, &st);
-    } while (st.polled < 150 && now_s() - t0 < 10);
+    } while (st.polled < 150 && tu_now_s() - t0 < 10);
     pong_stop(&p, c);
     print_message("%d pings: %llu turns found by polling, %llu after sleeping, %llu backoffs\n",
                   pings, (unsigned long long)st.polled, (unsigned long long)st.slept,
@@ -197,18 +190,18 @@ busy_poll_backs_off_on_a_crowded_core(void **state)
     int c;
     pong_start(&p, 100000, cpu, &c);
     ev_poll_stats st = {0};
-    double t0 = now_s();
+    double t0 = tu_now_s();
     do {
         for (int i = 0; i < 50; i++)
             ping(c);
         ev_get_poll_stats(p.loop, &st);
-    } while (st.backoffs == 0 && now_s() - t0 < 10);
+    } while (st.backoffs == 0 && tu_now_s() - t0 < 10);
     pong_stop(&p, c);
     atomic_store(&hog_stop, 1);
     pthread_join(hog, NULL);
     print_message("crowded: %llu polled, %llu slept, %llu backoffs in %.1f s\n",
                   (unsigned long long)st.polled, (unsigned long long)st.slept,
-                  (unsigned long long)st.backoffs, now_s() - t0);
+                  (unsigned long long)st.backoffs, tu_now_s() - t0);
     assert_true(st.backoffs >= 1);
 }
 

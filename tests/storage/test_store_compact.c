@@ -1034,14 +1034,6 @@ big_memstore(size_t n)
     return ms;
 }
 
-static double
-mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void
 throttle(void **state)
 {
@@ -1071,10 +1063,10 @@ throttle(void **state)
      * write back to it. */
     double want_secs = 4.0 * fast.secs > 2.0 ? 4.0 * fast.secs : 2.0;
     o.bytes_per_sec = (uint64_t)((double)fast.bytes_out / want_secs) + 1;
-    double t0 = mono_now();
+    double t0 = tu_now_s();
     store_compact_stats slow;
     tu_must(store_compact_write(&in, 1, &o, path, &slow, &err), &err);
-    double took = mono_now() - t0;
+    double took = tu_now_s() - t0;
     double min_secs = (double)slow.bytes_out / (double)o.bytes_per_sec;
     printf("  throttled: %llu bytes at %llu B/s took %.3f s (minimum %.3f, slept %.3f)\n",
            (unsigned long long)slow.bytes_out, (unsigned long long)o.bytes_per_sec, took,

@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 uint64_t
 tu_splitmix64(uint64_t *state)
@@ -47,4 +48,12 @@ tu_mkdtemp(char *dir, size_t n, const char *name)
     const char *t = getenv("TMPDIR");
     snprintf(dir, n, "%s/kiln-%s-XXXXXX", t ? t : "/tmp", name);
     assert_non_null(mkdtemp(dir));
+}
+
+double
+tu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

@@ -22,4 +22,7 @@ void tu_mkdtemp(char *dir, size_t n, const char *name);
 /* Remove dir and everything under it (missing is fine). */
 void tu_rmrf(const char *dir);
 
+/* Seconds of CLOCK_MONOTONIC, for the elapsed time of a test's steps. */
+double tu_now_s(void);
+
 #endif
