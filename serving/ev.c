@@ -343,13 +343,14 @@ ev_run_delay_ns(ev_loop *l)
 /* After a turn that had events, look for the next ones without sleeping
  * for up to poll_ns: a loop that never sleeps while clients keep it busy
  * spares them the wake-up of a sleeping thread on every request. That only
- * pays while a core is free for it. Every EV_POLL_CHECK_MS the loop looks
+ * pays while a core is free for it, and never runs past the next timer
+ * (wait_ms; -1 for none). Every EV_POLL_CHECK_MS the loop looks
  * at how long its thread waited for a core; past EV_POLL_WAIT_PCT of the
  * interval, polling takes cores others need, and it stops for
  * EV_POLL_BACKOFF_MS. Returns the events found, 0 if none, -1 on an error
  * of epoll_wait. */
 static int
-ev_poll(ev_loop *l)
+ev_poll(ev_loop *l, long wait_ms)
 {
     if (l->poll_ns == 0 || !l->busy || l->now_ms < l->poll_off_until_ms)
         return 0;
@@ -366,7 +367,10 @@ ev_poll(ev_loop *l)
             return 0;
         }
     }
-    int64_t until = ev_monotonic_ns() + l->poll_ns;
+    int64_t span = l->poll_ns;
+    if (wait_ms > 0 && wait_ms * 1000000 < span)
+        span = (int64_t)wait_ms * 1000000;   /* never past the next timer */
+    int64_t until = ev_monotonic_ns() + span;
     for (;;) {
         int n = epoll_wait(l->epfd, l->ready, EV_BATCH, 0);
         if (n > 0)
@@ -386,7 +390,7 @@ ev_run(ev_loop *l)
             break;
         if (l->before_sleep != NULL)
             l->before_sleep(l, l->before_sleep_data);
-        int n = wait != 0 ? ev_poll(l) : 0;
+        int n = wait != 0 ? ev_poll(l, wait) : 0;
         if (n == 0) {
             n = epoll_wait(l->epfd, l->ready, EV_BATCH, (int)wait);
             if (n > 0 && l->poll_ns > 0)

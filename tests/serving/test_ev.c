@@ -1,8 +1,8 @@
 /* test_ev.c -- the event loop's busy polling (ev.c): with a core free, the
  * events of a ping-pong client are found by polling, not after sleeping;
- * without busy polling none are; and a loop whose thread shares its core
- * with a busy thread stops polling (the wait for a core is past the
- * threshold) and still answers every ping.
+ * without busy polling none are; a poll never holds up a timer; and a loop
+ * whose thread shares its core with a busy thread stops polling (the wait
+ * for a core is past the threshold) and still answers every ping.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,13 +40,16 @@ pong_on_read(ev_loop *l, int fd, void *data, int mask)
         ev_stop(l);   /* 'q' (or the client gone) ends the test's loop */
 }
 
+static _Atomic int ticks;
+
 static long
 pong_tick(ev_loop *l, long long id, void *data)
 {
     (void)l;
     (void)id;
     (void)data;
-    return 10;   /* a timer, as the server has: the loop must not poll past it */
+    atomic_fetch_add_explicit(&ticks, 1, memory_order_relaxed);
+    return 5;    /* a timer, as the server has: the loop must not poll past it */
 }
 
 static void *
@@ -73,7 +76,7 @@ pong_start(pong *p, long poll_us, int cpu, int *client)
     assert_int_equal(ev_loop_new(64, &p->loop, &err), KILN_OK);
     ev_set_busy_poll(p->loop, poll_us);
     assert_int_equal(ev_add(p->loop, sv[0], EV_READABLE, pong_on_read, p, &err), KILN_OK);
-    ev_timer_add(p->loop, 10, pong_tick, p);
+    ev_timer_add(p->loop, 5, pong_tick, p);
     p->fd = sv[0];
     p->cpu = cpu;
     *client = sv[1];
@@ -154,6 +157,24 @@ no_busy_poll_sleeps(void **state)
     assert_int_equal(st.backoffs, 0);
 }
 
+/* A poll (100 ms here) never holds up a timer due sooner (every 5 ms):
+ * after a ping, 60 ms see the timer run several times. */
+static void
+busy_poll_keeps_timers(void **state)
+{
+    (void)state;
+    pong p;
+    int c;
+    pong_start(&p, 100000, -1, &c);
+    ping(c);
+    int t0 = atomic_load(&ticks);
+    pause_us(60000);
+    int got = atomic_load(&ticks) - t0;
+    pong_stop(&p, c);
+    print_message("%d timer runs in 60 ms after a ping\n", got);
+    assert_true(got >= 3);
+}
+
 static _Atomic int hog_stop;
 
 static void *
@@ -211,6 +232,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(busy_poll_finds_events_without_sleeping),
         cmocka_unit_test(no_busy_poll_sleeps),
+        cmocka_unit_test(busy_poll_keeps_timers),
         cmocka_unit_test(busy_poll_backs_off_on_a_crowded_core),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
