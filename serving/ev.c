@@ -344,13 +344,13 @@ ev_run_delay_ns(ev_loop *l)
  * for up to poll_ns: a loop that never sleeps while clients keep it busy
  * spares them the wake-up of a sleeping thread on every request. That only
  * pays while a core is free for it, and never runs past the next timer
- * (wait_ms; -1 for none). Every EV_POLL_CHECK_MS the loop looks
+ * (*wait_ms, -1 for none; what is left of it after the poll is put back). Every EV_POLL_CHECK_MS the loop looks
  * at how long its thread waited for a core; past EV_POLL_WAIT_PCT of the
  * interval, polling takes cores others need, and it stops for
  * EV_POLL_BACKOFF_MS. Returns the events found, 0 if none, -1 on an error
  * of epoll_wait. */
 static int
-ev_poll(ev_loop *l, long wait_ms)
+ev_poll(ev_loop *l, long *wait_ms)
 {
     if (l->poll_ns == 0 || !l->busy || l->now_ms < l->poll_off_until_ms)
         return 0;
@@ -368,16 +368,24 @@ ev_poll(ev_loop *l, long wait_ms)
         }
     }
     int64_t span = l->poll_ns;
-    if (wait_ms > 0 && wait_ms * 1000000 < span)
-        span = (int64_t)wait_ms * 1000000;   /* never past the next timer */
-    int64_t until = ev_monotonic_ns() + span;
+    if (*wait_ms > 0 && *wait_ms * 1000000 < span)
+        span = (int64_t)*wait_ms * 1000000;   /* never past the next timer */
+    int64_t start = ev_monotonic_ns(), now;
     for (;;) {
         int n = epoll_wait(l->epfd, l->ready, EV_BATCH, 0);
         if (n > 0)
             atomic_fetch_add_explicit(&l->polled, 1, memory_order_relaxed);
-        if (n != 0 || ev_monotonic_ns() > until)
+        now = ev_monotonic_ns();
+        if (n != 0)
             return n;
+        if (now - start > span)
+            break;
     }
+    if (*wait_ms > 0) {   /* the sleep that follows ends at the timer all the same */
+        long spent = (long)((now - start) / 1000000);
+        *wait_ms = spent < *wait_ms ? *wait_ms - spent : 0;
+    }
+    return 0;
 }
 
 void
@@ -390,7 +398,7 @@ ev_run(ev_loop *l)
             break;
         if (l->before_sleep != NULL)
             l->before_sleep(l, l->before_sleep_data);
-        int n = wait != 0 ? ev_poll(l, wait) : 0;
+        int n = wait != 0 ? ev_poll(l, &wait) : 0;
         if (n == 0) {
             n = epoll_wait(l->epfd, l->ready, EV_BATCH, (int)wait);
             if (n > 0 && l->poll_ns > 0)
