@@ -73,9 +73,7 @@ ev_monotonic_ns(void)
 static int64_t
 ev_monotonic_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ev_monotonic_ns() / 1000000;
 }
 
 kiln_status
@@ -343,12 +341,12 @@ ev_run_delay_ns(ev_loop *l)
 /* After a turn that had events, look for the next ones without sleeping
  * for up to poll_ns: a loop that never sleeps while clients keep it busy
  * spares them the wake-up of a sleeping thread on every request. That only
- * pays while a core is free for it, and never runs past the next timer
- * (*wait_ms, -1 for none; what is left of it after the poll is put back). Every EV_POLL_CHECK_MS the loop looks
- * at how long its thread waited for a core; past EV_POLL_WAIT_PCT of the
- * interval, polling takes cores others need, and it stops for
- * EV_POLL_BACKOFF_MS. Returns the events found, 0 if none, -1 on an error
- * of epoll_wait. */
+ * pays while a core is free for it. The poll never runs past the next
+ * timer (*wait_ms, -1 for none), and what is left of that wait after the
+ * poll is put back. Every EV_POLL_CHECK_MS the loop looks at how long its
+ * thread waited for a core; past EV_POLL_WAIT_PCT of the interval, polling
+ * takes cores others need, and it stops for EV_POLL_BACKOFF_MS. Returns the
+ * events found, 0 if none, -1 on an error of epoll_wait. */
 static int
 ev_poll(ev_loop *l, long *wait_ms)
 {

@@ -55,8 +55,9 @@ void ev_set_before_sleep(ev_loop *l, ev_hook_proc *proc, void *data);
 void ev_set_on_wake(ev_loop *l, ev_hook_proc *proc, void *data);
 
 /* Busy-poll for up to us microseconds before sleeping, after a turn that
- * had events (0, the default: sleep at once). Backs off for a second after
- * the thread is preempted. */
+ * had events (0, the default: sleep at once). Never past the next timer;
+ * backs off for a second when the loop's thread waited for a core for more
+ * than a tenth of the last 100 ms. */
 void ev_set_busy_poll(ev_loop *l, long us);
 
 /* What busy polling did so far (readable from any thread). */
