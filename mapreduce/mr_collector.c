@@ -88,12 +88,15 @@ mr_collector_combine(const mr_combiner *cb, mr_merger *m, mr_run_writer *w, uint
     return s;
 }
 
-/* Hashed mode inserts emits through a two-batch pipeline: an emit's index
- * slot is prefetched when it arrives; when its batch is full the records
- * those slots point to are prefetched, and the batch before it (whose
- * records were prefetched one batch ago) is inserted. The cache misses of
- * 32 emits overlap instead of queueing one after another. */
-#define MR_COLLECT_BATCH 16
+/* Hashed mode inserts emits through a pipeline over a ring of staged
+ * emits: an emit's index slot is prefetched when it arrives, the record its
+ * slot points to MR_COLLECT_SLOT_AHEAD emits later (the slot is in cache by
+ * then), and it is inserted MR_COLLECT_AHEAD emits after it arrived (its
+ * record too). The cache misses of the emits in flight overlap instead of
+ * queueing one after another, and every emit gets the same head start. */
+#define MR_COLLECT_RING 32                 /* a power of two, > MR_COLLECT_AHEAD */
+#define MR_COLLECT_SLOT_AHEAD 8
+#define MR_COLLECT_AHEAD 20
 #define MR_COLLECT_INLINE 112     /* key + value bytes staged in place */
 
 typedef struct mr_pending {
@@ -117,9 +120,9 @@ struct mr_collector {
     mr_run **runs;
     size_t n_runs;
     size_t cap_runs;
-    mr_pending pend[2][MR_COLLECT_BATCH];
-    size_t n_pend[2];
-    int fill;                    /* the batch taking emits; the other waits */
+    mr_pending ring[MR_COLLECT_RING];
+    size_t staged;               /* emits staged so far; ring index = count % RING */
+    size_t inserted;             /* of them, inserted into the buffer */
 };
 
 kiln_status
@@ -292,38 +295,23 @@ mr_collector_insert(mr_collector *c, uint32_t part, uint64_t h, kslice key, ksli
     }
 }
 
+/* Insert the oldest staged emit. */
 static kiln_status
-mr_collector_insert_batch(mr_collector *c, int b, kiln_err *err)
+mr_collector_insert_next(mr_collector *c, kiln_err *err)
 {
-    size_t n = c->n_pend[b];
-    c->n_pend[b] = 0;
-    kiln_status s = KILN_OK;
-    for (size_t i = 0; i < n && s == KILN_OK; i++) {
-        const mr_pending *p = &c->pend[b][i];
-        s = mr_collector_insert(c, p->part, p->hash, kslice_make(p->bytes, p->klen),
-                                kslice_make(p->bytes + p->klen, p->vlen), err);
-    }
-    return s;
-}
-
-/* The filling batch is full: prefetch its records, insert the waiting one. */
-static kiln_status
-mr_collector_advance(mr_collector *c, kiln_err *err)
-{
-    int b = c->fill;
-    for (size_t i = 0; i < c->n_pend[b]; i++)
-        mr_sortbuf_prefetch_record(c->sb, c->pend[b][i].hash);
-    c->fill = !b;
-    return mr_collector_insert_batch(c, !b, err);
+    const mr_pending *p = &c->ring[c->inserted++ % MR_COLLECT_RING];
+    return mr_collector_insert(c, p->part, p->hash, kslice_make(p->bytes, p->klen),
+                               kslice_make(p->bytes + p->klen, p->vlen), err);
 }
 
 /* Insert everything staged (before a final spill). */
 static kiln_status
 mr_collector_flush(mr_collector *c, kiln_err *err)
 {
-    kiln_status s = mr_collector_insert_batch(c, !c->fill, err);
-    if (s == KILN_OK)
-        s = mr_collector_insert_batch(c, c->fill, err);
+    kiln_status s = KILN_OK;
+    while (s == KILN_OK && c->inserted < c->staged)
+        s = mr_collector_insert_next(c, err);
+    c->inserted = c->staged;
     return s;
 }
 
@@ -346,8 +334,8 @@ mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
     }
     if (!c->hashed || key.n + value.n > MR_COLLECT_INLINE)
         return mr_collector_insert(c, part, h, key, value, err);
-    int b = c->fill;
-    mr_pending *p = &c->pend[b][c->n_pend[b]++];
+    size_t n = c->staged++;
+    mr_pending *p = &c->ring[n % MR_COLLECT_RING];
     p->hash = h;
     p->part = part;
     p->klen = (uint32_t)key.n;
@@ -357,8 +345,10 @@ mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
     if (value.n)
         memcpy(p->bytes + key.n, value.p, value.n);
     mr_sortbuf_prefetch_slot(c->sb, h);
-    if (c->n_pend[b] == MR_COLLECT_BATCH)
-        return mr_collector_advance(c, err);
+    if (n >= MR_COLLECT_SLOT_AHEAD)
+        mr_sortbuf_prefetch_record(c->sb, c->ring[(n - MR_COLLECT_SLOT_AHEAD) % MR_COLLECT_RING].hash);
+    if (n - c->inserted >= MR_COLLECT_AHEAD)
+        return mr_collector_insert_next(c, err);
     return KILN_OK;
 }
 

@@ -333,12 +333,23 @@ mr_sortbuf_prefetch_slot(const mr_sortbuf *sb, uint64_t hash)
 void
 mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash)
 {
-    uint64_t s = sb->slots[mr_sortbuf_home(sb, hash)];
-    if (s != 0 && (s & 0xffffffff00000000ull) == (hash & 0xffffffff00000000ull)) {
-        /* Records are packed: a short one may straddle two cache lines. */
-        const uint8_t *rec = sb->mem + (uint32_t)s - 1;
-        __builtin_prefetch(rec);
-        __builtin_prefetch(rec + 40);
+    /* Linear probing may have put the key a few slots past its home: look
+     * at the first four (one or two cache lines), as an insert would. */
+    uint64_t tag = hash & 0xffffffff00000000ull;
+    size_t i = mr_sortbuf_home(sb, hash);
+    for (int k = 0; k < 4; k++) {
+        uint64_t s = sb->slots[i];
+        if (s == 0)
+            return;
+        if ((s & 0xffffffff00000000ull) == tag) {
+            /* Records are packed: a short one may straddle two cache lines. */
+            const uint8_t *rec = sb->mem + (uint32_t)s - 1;
+            __builtin_prefetch(rec);
+            __builtin_prefetch(rec + 40);
+            return;
+        }
+        if (++i == sb->n_slots)
+            i = 0;
     }
 }
 

@@ -63,8 +63,8 @@ mr_sortbuf_result mr_sortbuf_add(mr_sortbuf *sb, uint32_t part, uint64_t hash, k
                                  kslice value, mr_fold_fn fold, void *fold_arg);
 
 /* Hashed mode: start loading the index slot of a key with this hash, and
- * (once that slot is likely in cache) the record it points to. Inserting a
- * batch of keys after prefetching them all overlaps their cache misses. */
+ * (once that slot is likely in cache) the record it points to. Inserting
+ * keys some emits after prefetching them overlaps their cache misses. */
 void mr_sortbuf_prefetch_slot(const mr_sortbuf *sb, uint64_t hash);
 void mr_sortbuf_prefetch_record(const mr_sortbuf *sb, uint64_t hash);
 
