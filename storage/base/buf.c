@@ -33,6 +33,17 @@ kiln_malloc(size_t n)
 }
 
 void *
+kiln_aligned_alloc(size_t align, size_t n)
+{
+    if (n > KILN_ALLOC_WATCH)
+        buf_big_allocs++;
+    void *p = NULL;
+    if (posix_memalign(&p, align, n ? n : 1) != 0)
+        kiln_oom(n);
+    return p;
+}
+
+void *
 kiln_calloc(size_t n, size_t size)
 {
     if (size != 0 && n > KILN_ALLOC_WATCH / size)

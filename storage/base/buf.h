@@ -69,6 +69,9 @@ uint8_t *kiln_memdup(const void *p, size_t n);
 void *kiln_malloc(size_t n);    /* aborts on failure */
 void *kiln_calloc(size_t n, size_t size);
 void *kiln_realloc(void *p, size_t n);
+/* n bytes aligned to align (a power of two, a multiple of sizeof(void *));
+ * released with free. */
+void *kiln_aligned_alloc(size_t align, size_t n);
 
 /* Allocations of more than KILN_ALLOC_WATCH bytes made by kiln_malloc,
  * kiln_calloc and kiln_realloc since the process started (atomic). Lets

@@ -591,6 +591,146 @@ collector_through_spills(void **state)
     }
 }
 
+/* The built-in sum fold under hash partitioning: keys of every length from
+ * 0 to 20 bytes, NUL bytes in them ("a" and "a\0" differ only in length),
+ * values that wrap the sum, a few keys hot and most cold. A small budget
+ * keeps the cache of running sums small (keys are pushed out of it and come
+ * back) and spills many times; a large one keeps most keys cached to the
+ * end. Every key must come out once, in its hash partition, in byte order,
+ * with the sum kept here; without merge passes, every add is one combine
+ * input. */
+enum { SUM_KEYS = 1 + 256 + 19 * 600 };
+
+typedef struct sum_key {
+    uint8_t b[20];
+    uint8_t n;
+    uint64_t sum;
+    int seen;
+} sum_key;
+
+static int
+sum_key_cmp(const void *a, const void *b)
+{
+    const sum_key *x = a, *y = b;
+    return kslice_cmp(kslice_make(x->b, x->n), kslice_make(y->b, y->n));
+}
+
+static void
+collector_sum_cache(void **state)
+{
+    (void)state;
+    static const size_t budgets[] = {64 * 1024, 8 << 20};
+    sum_key *keys = calloc(SUM_KEYS, sizeof *keys);
+    for (size_t round = 0; round < 2; round++) {
+        /* The keys: the empty one, every single byte, then 600 of each length
+         * from 2 to 20, unique by their first two bytes, NULs frequent. */
+        memset(keys, 0, SUM_KEYS * sizeof *keys);
+        size_t nk = 0;
+        keys[nk++].n = 0;
+        for (int c = 0; c < 256; c++) {
+            keys[nk].b[0] = (uint8_t)c;
+            keys[nk++].n = 1;
+        }
+        for (int len = 2; len <= 20; len++) {
+            for (int j = 0; j < 600; j++) {
+                sum_key *k = &keys[nk++];
+                k->n = (uint8_t)len;
+                k->b[0] = (uint8_t)(j >> 8);
+                k->b[1] = (uint8_t)j;
+                for (int i = 2; i < len; i++)
+                    k->b[i] = rnd() % 3 == 0 ? 0 : (uint8_t)rnd();
+            }
+        }
+        assert_int_equal(nk, SUM_KEYS);
+
+        const uint32_t parts = 3;
+        mr_counters counters;
+        mr_counters_init(&counters);
+        mr_task_env env = {NULL, NULL, "sum-test", 0, &counters};
+        mr_combiner comb = {NULL, mr_sortbuf_fold_sum_be64, NULL, {NULL, NULL}, &env};
+        mr_run_options ro;
+        mr_run_options_init(&ro);
+        ro.block_size = 4096;
+        mr_run_dir dir = {tmpdir, seq};
+        mr_partitioner *part = mr_partitioner_new_hash(parts);
+        mr_collector_params cp = {parts, part, budgets[round], 4, &ro, &dir, &comb};
+        mr_collector *col;
+        kiln_err err;
+        status_clear(&err);
+        assert_int_equal(mr_collector_open(&cp, &col, &err), KILN_OK);
+        size_t adds = 300000;
+        for (size_t i = 0; i < adds; i++) {
+            /* Half the adds go to 40 hot keys. */
+            size_t at = rnd() % 2 ? rnd() % 40 * (SUM_KEYS / 40) : rnd() % SUM_KEYS;
+            sum_key *k = &keys[at];
+            uint64_t v = rnd() % 8 == 0 ? UINT64_MAX - rnd() % 1000 : rnd() % 1000;
+            k->sum += v;
+            uint8_t be[8];
+            coding_put_be64(be, v);
+            assert_int_equal(mr_collector_add(col, kslice_make(k->b, k->n), kslice_make(be, 8), &err),
+                             KILN_OK);
+        }
+        mr_run *out;
+        assert_int_equal(mr_collector_finish(col, &out, &err), KILN_OK);
+        if (round == 0)
+            assert_true(dir.seq > seq + 10);    /* many spills and merges */
+        seq = dir.seq;
+        /* Merge passes count their own combine inputs. */
+        if (round == 0)
+            assert_true(counters.v[MR_C_COMBINE_INPUT_RECORDS] > adds);
+        else
+            assert_int_equal(counters.v[MR_C_COMBINE_INPUT_RECORDS], adds);
+
+        qsort(keys, SUM_KEYS, sizeof *keys, sum_key_cmp);
+        env_file *f;
+        assert_int_equal(env_open_read(out->path, &f, &err), KILN_OK);
+        size_t records = 0;
+        for (uint32_t p = 0; p < parts; p++) {
+            mr_extent e = {out->sec[p].off, out->sec[p].len};
+            mr_run_iter *it = mr_run_iter_new(f, &e, 1);
+            kslice k, v;
+            kbuf prev = KBUF_INIT;
+            int r, first = 1;
+            while ((r = mr_run_iter_next(it, &k, &v, &err)) > 0) {
+                records++;
+                if (!first)
+                    assert_true(kslice_cmp(buf_slice(&prev), k) < 0);
+                first = 0;
+                assert_int_equal(mr_partition_of_hash(mr_partition_hash(k.p, k.n), parts), p);
+                sum_key probe;
+                memset(&probe, 0, sizeof probe);
+                assert_true(k.n <= sizeof probe.b);
+                memcpy(probe.b, k.p, k.n);
+                probe.n = (uint8_t)k.n;
+                sum_key *hit = bsearch(&probe, keys, SUM_KEYS, sizeof *keys, sum_key_cmp);
+                assert_non_null(hit);
+                assert_false(hit->seen);
+                hit->seen = 1;
+                assert_int_equal(v.n, 8);
+                assert_true(coding_get_be64(v.p) == hit->sum);
+                buf_reset(&prev);
+                buf_append(&prev, k.p, k.n);
+            }
+            assert_int_equal(r, 0);
+            buf_free(&prev);
+            mr_run_iter_free(it);
+        }
+        assert_int_equal(records, out->records);
+        /* Every key added is there: the ones never drawn have no record. */
+        size_t added = 0;
+        for (size_t i = 0; i < SUM_KEYS; i++)
+            added += keys[i].seen;
+        assert_int_equal(records, added);
+        for (size_t i = 0; i < SUM_KEYS; i++)
+            assert_true(keys[i].seen || keys[i].sum == 0);
+        env_close(f, NULL);
+        mr_run_remove(out);
+        mr_partitioner_free(part);
+        mr_counters_free(&counters);
+    }
+    free(keys);
+}
+
 static void
 collector_partition_out_of_range(void **state)
 {
@@ -633,6 +773,7 @@ main(void)
         cmocka_unit_test(total_order_comparator),
         cmocka_unit_test(custom_partitioner),
         cmocka_unit_test(collector_through_spills),
+        cmocka_unit_test(collector_sum_cache),
         cmocka_unit_test(collector_partition_out_of_range),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
