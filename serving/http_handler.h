@@ -42,6 +42,7 @@
 #define HTTP_API_SKIP_BATCH 1024        /* rows without cells passed over between clock checks */
 
 typedef struct http_scanners http_scanners;
+struct ev_poll_stats;
 
 /* What every worker shares. */
 typedef struct http_api_env {
@@ -62,6 +63,9 @@ typedef struct http_api_env {
     kiln_speed *speed;            /* the speed layer: reads merge it, writes go to it */
     int read_only;                /* --read-only: writes are refused (403) */
     atomic_int draining;          /* /healthz answers 503 once set */
+    /* The workers' busy polling, summed (ev.h); NULL: none to report. */
+    void (*poll_stats)(void *arg, struct ev_poll_stats *out);
+    void *poll_stats_arg;
 } http_api_env;
 
 typedef struct http_api_reply {

@@ -4,6 +4,8 @@
  */
 #include "serving/http_metrics.h"
 
+#include "serving/ev.h"
+
 #include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -248,4 +250,20 @@ http_metrics_render(http_api *a, http_api_reply *out)
                     "# TYPE kiln_worker_threads gauge\nkiln_worker_threads %d\n",
                     http_metrics_open_fds(), http_metrics_rss_bytes(),
                     (double)(now_ms - a->env->started_ms) / 1e3, a->env->threads);
+    if (a->env->poll_stats != NULL) {
+        ev_poll_stats ps;
+        a->env->poll_stats(a->env->poll_stats_arg, &ps);
+        http_metrics_printf(b,
+                        "# HELP kiln_busy_poll_turns_total Worker loop turns with busy "
+                        "polling on, by how their events came: found by polling, or after "
+                        "sleeping.\n# TYPE kiln_busy_poll_turns_total counter\n"
+                        "kiln_busy_poll_turns_total{found=\"poll\"} %llu\n"
+                        "kiln_busy_poll_turns_total{found=\"sleep\"} %llu\n"
+                        "# HELP kiln_busy_poll_backoffs_total Times busy polling stopped "
+                        "for a second, its worker waiting for a core.\n"
+                        "# TYPE kiln_busy_poll_backoffs_total counter\n"
+                        "kiln_busy_poll_backoffs_total %llu\n",
+                        (unsigned long long)ps.polled, (unsigned long long)ps.slept,
+                        (unsigned long long)ps.backoffs);
+    }
 }

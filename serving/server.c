@@ -957,6 +957,23 @@ worker_on_wake(ev_loop *l, void *data)
         ev_stop(l);
 }
 
+/* Every worker's busy polling, summed: /metrics. */
+static void
+server_poll_stats(void *arg, ev_poll_stats *out)
+{
+    server *s = arg;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < s->nworkers; i++) {
+        if (s->workers[i].loop == NULL)
+            continue;
+        ev_poll_stats one;
+        ev_get_poll_stats(s->workers[i].loop, &one);
+        out->polled += one.polled;
+        out->slept += one.slept;
+        out->backoffs += one.backoffs;
+    }
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -1118,6 +1135,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
                                                 : HTTP_API_SCAN_MAX_BYTES_DEFAULT;
     s->env.scanners = http_scanners_new(cfg->scanners_max, cfg->scanner_idle_ms);
     s->env.speed = s->speed;
+    s->env.poll_stats = server_poll_stats;
+    s->env.poll_stats_arg = s;
     s->env.read_only = cfg->read_only;
     atomic_init(&s->env.draining, 0);
     s->renv.views = s->views;

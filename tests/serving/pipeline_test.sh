@@ -6,7 +6,8 @@
 # checked for completeness (Content-Length bodies, the RESP bulk count) by
 # a client that shares no code with the server; and an MGET or HTTP
 # multiget over --max-reply-bytes is refused. The first server busy-polls
-# (--busy-poll-us). Prints "N passed, N failed".
+# (--busy-poll-us) and counts it in /metrics; the second does not. Prints
+# "N passed, N failed".
 set -u
 NAME=pipeline_test
 # shellcheck source=tests/serving/lib.sh
@@ -103,11 +104,29 @@ else
     bad "4,000 pipelined RESP GETs of 2,000-byte values: ${got:-0} answers"
 fi
 kill -0 "$SPID" 2>/dev/null && ok "the server is still up" || bad "the server died"
+# What the polling did: every turn with events is counted, found by polling
+# or after sleeping, unless polling had backed off (then that is counted).
+poll_metrics() {
+    curl -s "http://127.0.0.1:$HP/metrics" | awk '
+        $1 == "kiln_busy_poll_turns_total{found=\"poll\"}" { p = $2 }
+        $1 == "kiln_busy_poll_turns_total{found=\"sleep\"}" { s = $2 }
+        $1 == "kiln_busy_poll_backoffs_total" { b = $2 }
+        END { print p + 0, s + 0, b + 0, (p != "" && s != "" && b != "") }'
+}
+read -r pp ps pb declared < <(poll_metrics)
+if [ "$declared" = 1 ] && [ $((pp + ps + pb)) -gt 0 ]; then
+    ok "/metrics counts the busy polling: $pp turns found by polling, $ps after sleeping, $pb back-offs"
+else
+    bad "/metrics busy polling: '$pp' '$ps' '$pb' (declared: $declared)"
+fi
 
 # An MGET whose answer is over --max-reply-bytes is an error, not 8 MB.
 stop_server
 start_server --resp-listen 127.0.0.1:0 --threads 2 --cache-mb 64 --resp-column 'big=f:q' \
     --max-reply-bytes 1000000 || { bad "server did not start"; finish; }
+read -r pp ps pb declared < <(poll_metrics)
+[ "$declared:$pp:$ps:$pb" = "1:0:0:0" ] && ok "without --busy-poll-us nothing is counted as polling" \
+    || bad "without --busy-poll-us: '$declared:$pp:$ps:$pb'"
 keys=$(seq -f 'r%06g' 0 999 | tr '\n' ' ')
 ans=$(redis-cli -p "$RP" MGET $keys 2>&1 | head -1)
 case $ans in
