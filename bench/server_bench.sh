@@ -173,21 +173,9 @@ SAMPLER=$!
 
 # ---------------------------------------------------------------- warm
 # WARM TABLE...: every row of each table (rkeys, bench) read once through
-# the server, so that its row cache holds them all.
+# the server, so that its row cache holds them all (bench/server_warm.py).
 WARM() {
-    python3 - "$ROWS" "$@" <<'EOF' | redis-cli -p "$KPORT" --pipe
-import struct, sys
-n = int(sys.argv[1])
-out = sys.stdout.buffer
-for table in sys.argv[2:]:
-    for i in range(n):
-        if table == "rkeys":
-            k = b"rkeys/key:%012d" % i
-        else:
-            k = b"bench/" + struct.pack(">QQ", 1000000 + 2 * (i // 10),
-                                        (1 << 64) - 1 - (1700000000 - 60 * (i % 10)))
-        out.write(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
-EOF
+    python3 bench/server_warm.py "$KPORT" "$ROWS" "$@"
 }
 echo "== warm: every row read once through kiln-server" >&2
 WARM rkeys bench >"$LOG/warm.log"
