@@ -78,6 +78,7 @@ typedef struct rowcache_shard {
 struct rowcache_pool {
     size_t capacity;
     _Atomic uint64_t used;
+    _Atomic uint64_t lent;                /* rowcache_pool_lend: room over capacity */
 };
 
 struct rowcache {
@@ -95,6 +96,7 @@ rowcache_pool_new(size_t capacity_bytes)
     rowcache_pool *p = kiln_calloc(1, sizeof *p);
     p->capacity = capacity_bytes;
     atomic_init(&p->used, 0);
+    atomic_init(&p->lent, 0);
     return p;
 }
 
@@ -114,6 +116,28 @@ uint64_t
 rowcache_pool_used(const rowcache_pool *p)
 {
     return p ? atomic_load_explicit(&((rowcache_pool *)p)->used, memory_order_relaxed) : 0;
+}
+
+void
+rowcache_pool_lend(rowcache_pool *p, uint64_t bytes)
+{
+    if (p != NULL)
+        atomic_fetch_add_explicit(&p->lent, bytes, memory_order_relaxed);
+}
+
+void
+rowcache_pool_repay(rowcache_pool *p, uint64_t bytes)
+{
+    if (p != NULL)
+        atomic_fetch_sub_explicit(&p->lent, bytes, memory_order_relaxed);
+}
+
+uint64_t
+rowcache_pool_limit(const rowcache_pool *p)
+{
+    if (p == NULL)
+        return 0;
+    return p->capacity + atomic_load_explicit(&((rowcache_pool *)p)->lent, memory_order_relaxed);
 }
 
 rowcache *
@@ -446,6 +470,17 @@ rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *ou
     return 1;
 }
 
+int
+rowcache_contains(rowcache *c, const uint8_t *key, size_t n)
+{
+    uint64_t h = rowcache_hash(key, n);
+    rowcache_shard *s = rowcache_shard_of(c, h);
+    pthread_mutex_lock(&s->mu);
+    int found = *rowcache_slot(s, h, key, n) != NULL;
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
 void
 rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
              int64_t expires_ms)
@@ -491,7 +526,8 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     s->inserts++;
     uint64_t used = atomic_fetch_add_explicit(&c->pool->used, charge, memory_order_relaxed) +
                     charge;
-    while (!c->warming && used > c->pool->capacity) {
+    uint64_t limit = rowcache_pool_limit(c->pool);
+    while (!c->warming && used > limit) {
         size_t freed = rowcache_evict_one(c, s, e);
         if (freed == 0) {
             /* this shard holds nothing else: the pool is full of other caches */

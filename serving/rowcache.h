@@ -53,6 +53,13 @@ rowcache_pool *rowcache_pool_new(size_t capacity_bytes);
 void rowcache_pool_free(rowcache_pool *p);
 size_t rowcache_pool_capacity(const rowcache_pool *p);
 uint64_t rowcache_pool_used(const rowcache_pool *p);
+/* Room lent to the pool by another budget (the block cache's, while a new
+ * version's cache fills beside the one it replaces): caches evict only
+ * above capacity plus what is lent. rowcache_pool_repay gives it back. */
+void rowcache_pool_lend(rowcache_pool *p, uint64_t bytes);
+void rowcache_pool_repay(rowcache_pool *p, uint64_t bytes);
+/* Capacity plus the room lent now: what inserts evict down to. */
+uint64_t rowcache_pool_limit(const rowcache_pool *p);
 
 /* A cache drawing on pool, or NULL if the pool is NULL or disabled. */
 rowcache *rowcache_new(rowcache_pool *pool);
@@ -61,6 +68,9 @@ void rowcache_free(rowcache *c);   /* c may be NULL */
 /* Copy the image cached for key into out (replacing its contents). Returns
  * 1 on a hit, 0 on a miss (absent, or expired at now_ms). */
 int rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *out);
+/* 1 if c holds an entry for key (expired or not); counts neither a hit nor
+ * a miss and marks nothing read. */
+int rowcache_contains(rowcache *c, const uint8_t *key, size_t n);
 /* Cache img for key (replacing any entry) until expires_ms. */
 void rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
                   int64_t expires_ms);

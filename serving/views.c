@@ -84,6 +84,7 @@ struct views {
     size_t nstates;
     int64_t listed_ms;
     views_ctx *warm_ctx;           /* the poller's read scratch */
+    uint64_t lent;                 /* block cache room lent to the row caches (poller's) */
     pthread_mutex_t grave_mu;
     views_entry *grave;            /* entries no one references any more */
     pthread_t thread;
@@ -112,6 +113,7 @@ struct views_ctx {
 };
 
 static void views_ctx_reset(views_ctx *c);
+static int views_entry_has_writes(const views_entry *e);
 
 static int64_t
 views_mono_ms(void)
@@ -666,7 +668,104 @@ views_prefetch_blocks(views *v, views_entry *old, views_entry *e)
     return start - budget;
 }
 
-/* Replay old's hot rows against e within the time budget. */
+/* 1 if e's row cache should be filled by reading e's version in key order
+ * rather than by replaying old's hot rows one Get each: old's row cache
+ * answered most of its requests and holds more rows than a replay takes.
+ * A read in key order reads each data block once and searches no index. */
+static int
+views_fills_rows(views *v, views_entry *old, views_entry *e)
+{
+    if (old == NULL || old->rows == NULL || e->rows == NULL || v->opt.prefetch_ms <= 0 ||
+        !views_blocks_cold(old) || views_entry_has_writes(e))
+        return 0;
+    rowcache_stats rs;
+    rowcache_get_stats(old->rows, &rs);
+    return rs.entries > v->opt.warm_keys;
+}
+
+/* Fill e's row cache with the rows old's row cache holds, reading e's
+ * version once in key order through a view of its own without a block
+ * cache (the blocks read are not wanted once their rows are cached). Old's
+ * blocks are dropped first (its row cache answers its requests), and the
+ * block cache lends the row-cache pool its free room for as long as both
+ * versions' rows are held (repaid after the swap, views_repay): the rows of
+ * both versions then stay within the cache budget the server was given.
+ * Stops at the end of the version, when the pool's room is used up, or at
+ * the prefetch time. *complete is set when every row was looked at. Returns
+ * the rows cached. */
+static uint64_t
+views_fill_rows(views *v, views_entry *old, views_entry *e, int *complete)
+{
+    *complete = 0;
+    rowcache_stats os;
+    rowcache_get_stats(old->rows, &os);
+    (void)store_view_drop_cached(old->view, e->view, UINT64_MAX);
+    size_t lent = block_cache_lend(v->cache, (size_t)os.bytes);
+    rowcache_pool_lend(v->pool, lent);
+    v->lent += lent;
+
+    kiln_err err;
+    status_clear(&err);
+    store_view *sv;
+    if (store_view_open_version(v->data_dir, e->name, e->version, NULL, &sv, &err) != KILN_OK) {
+        slog_error("table %s: row cache fill of version %llu: %s", e->name,
+                   (unsigned long long)e->version, err.msg);
+        return 0;
+    }
+    store_scan_opts so;
+    store_scan_opts_init(&so);
+    store_scan *scan;
+    kiln_status st = store_scan_open(sv, &so, &scan, &err);
+    store_view_unref(sv);   /* the scan holds it */
+    if (st != KILN_OK) {
+        slog_error("table %s: row cache fill of version %llu: %s", e->name,
+                   (unsigned long long)e->version, err.msg);
+        return 0;
+    }
+    views_deadline d = views_deadline_in(v, v->opt.prefetch_ms);
+    uint64_t limit = rowcache_pool_limit(v->pool);
+    uint64_t seen = 0, filled = 0;
+    kbuf img = KBUF_INIT;
+    for (;;) {
+        store_row r;
+        int has_row = 0;
+        if (store_scan_next(scan, &r, &has_row, &err) != KILN_OK) {
+            slog_error("table %s: row cache fill of version %llu: %s", e->name,
+                       (unsigned long long)e->version, err.msg);
+            break;
+        }
+        if (!has_row) {
+            *complete = 1;
+            break;
+        }
+        if ((++seen & 1023) == 0 &&
+            (views_past_deadline(&d) || rowcache_pool_used(v->pool) >= limit))
+            break;
+        if (!rowcache_contains(old->rows, r.row.p, r.row.n))
+            continue;
+        rowcache_encode(&r, &img);
+        rowcache_put(e->rows, r.row.p, r.row.n, img.data, img.len, ROWCACHE_NO_EXPIRY);
+        filled++;
+    }
+    buf_free(&img);
+    store_scan_close(scan);
+    return filled;
+}
+
+/* Give back the block cache room lent while new versions' row caches
+ * filled, once the versions they replace are retired. */
+static void
+views_repay(views *v)
+{
+    if (v->lent == 0)
+        return;
+    rowcache_pool_repay(v->pool, v->lent);
+    block_cache_repay(v->cache);
+    v->lent = 0;
+}
+
+/* Replay old's hot rows against e within the time budget, but for those
+ * e's row cache holds already. */
 static uint64_t
 views_warm(views *v, views_entry *old, views_entry *e)
 {
@@ -683,6 +782,8 @@ views_warm(views *v, views_entry *old, views_entry *e)
         uint32_t kl = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
                       (uint32_t)p[3] << 24;
         pos += 4 + (size_t)kl;
+        if (e->rows != NULL && rowcache_contains(e->rows, p + 4, kl))
+            continue;
         store_row r;
         status_clear(&err);
         if (views_get(e, v->warm_ctx, p + 4, kl, NULL, &r, &err) != KILN_OK)
@@ -699,7 +800,7 @@ views_warm(views *v, views_entry *old, views_entry *e)
 typedef struct views_warmup {
     views *v;
     views_entry *old, *e;
-    uint64_t paged, prefetched, warmed;
+    uint64_t paged, prefetched, filled, warmed;
     double t_paged, t_prefetched;
     int own_thread;
 } views_warmup;
@@ -714,8 +815,6 @@ views_warmup_main(void *arg)
         (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), VIEWS_WARM_NICE);
     w->paged = views_cache_files(w->v, w->e);
     w->t_paged = views_mono_s();
-    w->prefetched = views_prefetch_blocks(w->v, w->old, w->e);
-    w->t_prefetched = views_mono_s();
     if (w->old != NULL && w->old->rows != NULL) {
         /* The new version's rows will fill its cache as the old one's did. */
         rowcache_stats rs;
@@ -723,7 +822,14 @@ views_warmup_main(void *arg)
         rowcache_reserve(w->e->rows, (size_t)rs.entries);
     }
     rowcache_set_warming(w->e->rows, 1);
-    w->warmed = views_warm(w->v, w->old, w->e);
+    int complete = 0;
+    if (views_fills_rows(w->v, w->old, w->e))
+        w->filled = views_fill_rows(w->v, w->old, w->e, &complete);
+    else
+        w->prefetched = views_prefetch_blocks(w->v, w->old, w->e);
+    w->t_prefetched = views_mono_s();
+    if (!complete)
+        w->warmed = views_warm(w->v, w->old, w->e);
     rowcache_set_warming(w->e->rows, 0);   /* before anyone else sees e */
     return NULL;
 }
@@ -754,7 +860,7 @@ views_open_entry(views *v, const char *name, views_entry *old)
     }
     views_entry *e = views_entry_new(v, name, sv);
     double t1 = views_mono_s();
-    views_warmup w = {v, old, e, 0, 0, 0, t1, t1, 1};
+    views_warmup w = {v, old, e, 0, 0, 0, 0, t1, t1, 1};
     pthread_t th;
     /* A swap warms on a thread of its own, so that its nice value goes with
      * it; a first open has nothing to warm from. */
@@ -767,10 +873,18 @@ views_open_entry(views *v, const char *name, views_entry *old)
         }
     }
     double tp = w.t_paged, t2 = w.t_prefetched, t3 = views_mono_s();
-    uint64_t prefetched = w.prefetched, warmed = w.warmed;
+    uint64_t prefetched = w.prefetched, warmed = w.filled + w.warmed;
     views_note_open(v, e, (t1 - t0) * 1e3, (t3 - t1) * 1e3, warmed, w.paged, prefetched,
                     old != NULL);
-    if (old != NULL)
+    if (old != NULL && w.filled > 0)
+        slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of file pages "
+                  "read in %.1f ms, row cache filled with %llu rows in key order in %.1f ms, "
+                  "%llu hot rows warmed in %.1f ms)", name,
+                  (unsigned long long)old->version, (unsigned long long)e->version,
+                  (t1 - t0) * 1e3, (double)w.paged / 1048576.0, (tp - t1) * 1e3,
+                  (unsigned long long)w.filled, (t2 - tp) * 1e3,
+                  (unsigned long long)w.warmed, (t3 - t2) * 1e3);
+    else if (old != NULL)
         slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of file pages "
                   "read in %.1f ms, %.1f MiB of blocks prefetched in %.1f ms, %llu hot rows "
                   "warmed in %.1f ms)", name,
@@ -879,6 +993,7 @@ views_poll(views *v)
         rowcache_retire(out[i]->rows);
         views_entry_unref(out[i]);
     }
+    views_repay(v);
     free(out);
     atomic_fetch_add_explicit(&v->swaps, swapped, memory_order_relaxed);
     return swapped;

@@ -85,7 +85,8 @@ typedef struct cache_shard {
     size_t nfiles_slots;    /* power of two */
     size_t nfiles;
     size_t usage;
-    size_t capacity;
+    size_t capacity;        /* the shard's share of the budget, less what it lent */
+    size_t lent;            /* block_cache_lend */
     block_cache_handle lru; /* sentinel: lru.lru_next is the oldest */
     uint64_t hits, misses, inserts, evictions;
     /* Pad shards apart so two threads on different shards do not share lines. */
@@ -662,6 +663,38 @@ block_cache_drop_file(block_cache *c, uint64_t file_id)
         } while (e != NULL);
     }
     return dropped;
+}
+
+size_t
+block_cache_lend(block_cache *c, size_t want)
+{
+    size_t lent = 0;
+    for (unsigned i = 0; i < c->nshards && lent < want; i++) {
+        cache_shard *s = &c->shards[i];
+        size_t share = (want - lent) / (c->nshards - i) + 1;
+        pthread_mutex_lock(&s->mu);
+        size_t room = s->capacity > s->usage ? s->capacity - s->usage : 0;
+        size_t take = share < room ? share : room;
+        if (take > want - lent)
+            take = want - lent;
+        s->capacity -= take;
+        s->lent += take;
+        pthread_mutex_unlock(&s->mu);
+        lent += take;
+    }
+    return lent;
+}
+
+void
+block_cache_repay(block_cache *c)
+{
+    for (unsigned i = 0; i < c->nshards; i++) {
+        cache_shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        s->capacity += s->lent;
+        s->lent = 0;
+        pthread_mutex_unlock(&s->mu);
+    }
 }
 
 size_t

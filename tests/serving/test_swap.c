@@ -664,6 +664,109 @@ swap_keeps_blocks_in_use(void **state)
     swap_prefetch_room(0);
 }
 
+/* Row cache totals of the versions r now serves (after a refresh). */
+static rowcache_stats
+row_totals(views_reader *r)
+{
+    views_reader_refresh(r);
+    rowcache_stats st;
+    views_rowcache_totals(r, &st);
+    return st;
+}
+
+/* Swapping "hot" while its row cache answers its requests and holds more
+ * rows than a replay takes (warm_keys) fills the new version's row cache by
+ * reading the version in key order: exactly the rows the old cache held
+ * (rows [0, cached)), with the new version's values, so that reading them
+ * after the swap hits every time and the other rows miss. With a row-cache
+ * budget too small for both versions' rows at once (tight), the block
+ * cache lends its free room for the fill and gets it back after the swap. */
+static void
+swap_fill_rows(int cached, int tight)
+{
+    slog_set_quiet(1);
+    fx_tmpdir(data_dir, sizeof data_dir, "swap-fill");
+    static const char *const fams[] = {"f", NULL};
+    fx_create(data_dir, "hot", fams, NULL, 0);
+    publish_big("hot", 1);
+    views_options o;
+    views_options_init(&o);
+    o.block_cache_bytes = 4u << 20;
+    o.row_cache_bytes = tight ? 1200u << 10 : 16u << 20;
+    o.warm_keys = 100;
+    o.warm_ms = 0;   /* no hot-row replay: the fill alone fills the cache */
+    views *v;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(views_open(data_dir, &o, &v, &err), &err, "views_open");
+    views_poll(v);
+    views_reader *r = views_reader_new(v);
+    views_ctx *c = views_ctx_new();
+    views_reader_attach(r, c);
+    read_rows(r, c, "hot", 1, cached);
+    views_poll(v);   /* what the server's poller does between requests */
+    read_rows(r, c, "hot", 1, cached);   /* now from the row cache */
+    rowcache_stats old = row_totals(r);
+    assert_int_equal(old.entries, (uint64_t)cached);
+    rowcache_pool *pool = views_rowcache_pool(v);
+    print_message("old version: %llu rows, %llu bytes of a %zu-byte budget\n",
+                  (unsigned long long)old.entries, (unsigned long long)old.bytes,
+                  rowcache_pool_capacity(pool));
+    if (tight)   /* the new version's rows do not fit beside the old ones */
+        assert_true(rowcache_pool_used(pool) + old.bytes > rowcache_pool_capacity(pool));
+
+    publish_big("hot", 2);
+    assert_int_equal(views_poll(v), 1);
+    views_table_info *infos;
+    assert_int_equal(views_table_infos(v, &infos), 1);
+    uint64_t filled = infos[0].last_warm_rows, prefetched = infos[0].last_prefetch_bytes;
+    free(infos);
+    rowcache_stats now = row_totals(r);
+    print_message("swap filled %llu rows (%llu bytes), prefetched %llu bytes of blocks\n",
+                  (unsigned long long)filled, (unsigned long long)now.bytes,
+                  (unsigned long long)prefetched);
+    assert_int_equal(filled, (uint64_t)cached);
+    assert_int_equal(now.entries, (uint64_t)cached);
+    assert_int_equal(prefetched, 0);
+    /* the loan is repaid once the old version is retired */
+    assert_int_equal(rowcache_pool_limit(pool), rowcache_pool_capacity(pool));
+    assert_true(rowcache_pool_used(pool) <= rowcache_pool_capacity(pool));
+
+    /* the cached rows hold the new values and hit; the others miss */
+    read_rows(r, c, "hot", 2, cached);
+    rowcache_stats hit = row_totals(r);
+    assert_int_equal(hit.hits - now.hits, (uint64_t)cached);
+    assert_int_equal(hit.misses, now.misses);
+    read_all(r, c, "hot", 2);
+    rowcache_stats all = row_totals(r);
+    assert_int_equal(all.misses - hit.misses, (uint64_t)(BIG_ROWS - cached));
+    views_ctx_free(c);
+    views_reader_free(r);
+    views_close(v);
+    tu_rmrf(data_dir);
+}
+
+static void
+swap_fills_row_cache(void **state)
+{
+    (void)state;
+    swap_fill_rows(BIG_ROWS, 0);
+}
+
+static void
+swap_fills_only_cached_rows(void **state)
+{
+    (void)state;
+    swap_fill_rows(BIG_ROWS * 3 / 4, 0);
+}
+
+static void
+swap_fill_borrows_block_room(void **state)
+{
+    (void)state;
+    swap_fill_rows(BIG_ROWS, 1);
+}
+
 int
 main(void)
 {
@@ -672,6 +775,9 @@ main(void)
         cmocka_unit_test(swap_reads_file_pages_first),
         cmocka_unit_test(swap_drops_cold_blocks_for_new),
         cmocka_unit_test(swap_keeps_blocks_in_use),
+        cmocka_unit_test(swap_fills_row_cache),
+        cmocka_unit_test(swap_fills_only_cached_rows),
+        cmocka_unit_test(swap_fill_borrows_block_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -737,6 +737,59 @@ rowcache_retire_frees_the_budget(void **state)
     buf_free(&got);
 }
 
+/* rowcache_contains answers without counting a hit or a miss; room lent to
+ * the pool lets a second cache fill beside a full one without evicting
+ * either, and evictions resume once it is repaid. */
+static void
+rowcache_contains_and_lent_room(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    const size_t budget = (size_t)2 << 20;
+    rowcache_pool *pool = rowcache_pool_new(budget);
+    rowcache *a = rowcache_new(pool), *b = rowcache_new(pool);
+    uint8_t img[700];
+    memset(img, 'v', sizeof img);
+    char key[32];
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "k%06d", i);
+        rowcache_put(a, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    uint64_t used = rowcache_pool_used(pool);
+    assert_true(used > budget / 2 && used <= budget);
+    assert_int_equal(rowcache_contains(a, (const uint8_t *)"k000007", 7), 1);
+    assert_int_equal(rowcache_contains(a, (const uint8_t *)"k00000", 6), 0);
+    assert_int_equal(rowcache_contains(b, (const uint8_t *)"k000007", 7), 0);
+    rowcache_stats as;
+    rowcache_get_stats(a, &as);
+    assert_int_equal(as.hits, 0);
+    assert_int_equal(as.misses, 0);
+    assert_int_equal(as.evictions, 0);
+
+    rowcache_pool_lend(pool, budget);
+    assert_int_equal(rowcache_pool_limit(pool), 2 * budget);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "k%06d", i);
+        rowcache_put(b, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_stats bs;
+    rowcache_get_stats(a, &as);
+    rowcache_get_stats(b, &bs);
+    assert_int_equal(as.evictions + bs.evictions, 0);
+    assert_int_equal(bs.entries, N);
+    rowcache_pool_repay(pool, budget);
+    assert_int_equal(rowcache_pool_limit(pool), budget);
+    int n = snprintf(key, sizeof key, "more");
+    rowcache_put(b, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    rowcache_get_stats(b, &bs);
+    assert_true(bs.evictions > 0);
+    rowcache_retire(a);   /* as a swap does before it repays */
+    assert_true(rowcache_pool_used(pool) <= budget);
+    rowcache_free(a);
+    rowcache_free(b);
+    rowcache_pool_free(pool);
+}
+
 int
 main(void)
 {
@@ -760,6 +813,7 @@ main(void)
         cmocka_unit_test(rowcache_large_cache_round_trips),
         cmocka_unit_test(rowcache_reserve_presizes),
         cmocka_unit_test(rowcache_retire_frees_the_budget),
+        cmocka_unit_test(rowcache_contains_and_lent_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -536,6 +536,51 @@ reservations_bounded(void **state)
     block_cache_free(c);
 }
 
+/* Lending the free room shrinks the budget blocks may grow into, without
+ * evicting anything; repaying restores it. One shard, blocks of 10000. */
+static void
+lend_and_repay(void **state)
+{
+    const size_t bs = 10000;
+    block_cache *c = block_cache_new_shards(10 * bs + 5000, 0);
+    uint64_t f = block_cache_new_file_id(c);
+    for (uint64_t i = 0; i < 4; i++)
+        insert_release(c, f, i * bs, bs);
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    size_t used = st.bytes_used;
+    assert_true(used >= 4 * bs);
+    /* more than the free room asked: only the free room is lent */
+    size_t lent = block_cache_lend(c, 100 * bs);
+    assert_int_equal(lent, 10 * bs + 5000 - used);
+    assert_int_equal(block_cache_lend(c, bs), 0);
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.evictions, 0);
+    assert_int_equal(st.capacity, 10 * bs + 5000);   /* the budget as configured */
+    /* a block coming in now evicts the oldest */
+    insert_release(c, f, 4 * bs, bs);
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.evictions, 1);
+    assert_false(present(c, f, 0));
+    assert_true(present(c, f, 4 * bs));
+    block_cache_repay(c);
+    for (uint64_t i = 5; i < 10; i++)
+        insert_release(c, f, i * bs, bs);
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.evictions, 1);   /* the room is back */
+    block_cache_free(c);
+
+    /* a part of the free room, over 16 shards */
+    c = block_cache_new(1 << 20);
+    lent = block_cache_lend(c, 300000);
+    assert_int_equal(lent, 300000);
+    block_cache_repay(c);
+    assert_int_equal(block_cache_lend(c, 2 << 20), 1 << 20);
+    block_cache_repay(c);
+    block_cache_free(c);
+    (void)state;
+}
+
 /* ------------------------------------------------------------------ threads */
 
 typedef struct worker {
@@ -625,6 +670,7 @@ main(void)
         cmocka_unit_test(drop_file_keeps_pinned),
         cmocka_unit_test(erased_file_returns_slabs),
         cmocka_unit_test(reservations_bounded),
+        cmocka_unit_test(lend_and_repay),
         cmocka_unit_test(concurrent_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
