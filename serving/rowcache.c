@@ -470,6 +470,14 @@ rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *ou
     return 1;
 }
 
+void
+rowcache_prefetch(rowcache *c, const uint8_t *key, size_t n)
+{
+    uint64_t h = rowcache_hash(key, n);
+    rowcache_shard *s = rowcache_shard_of(c, h);
+    __builtin_prefetch(&s->buckets[h & (s->nbuckets - 1)], 1, 3);
+}
+
 int
 rowcache_contains(rowcache *c, const uint8_t *key, size_t n)
 {

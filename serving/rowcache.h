@@ -68,6 +68,10 @@ void rowcache_free(rowcache *c);   /* c may be NULL */
 /* Copy the image cached for key into out (replacing its contents). Returns
  * 1 on a hit, 0 on a miss (absent, or expired at now_ms). */
 int rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *out);
+/* Start loading the hash bucket a put of key will use, for a caller that
+ * fills c with many rows in a row. REQUIRES: no other thread uses c (a
+ * cache being warmed, not yet served). */
+void rowcache_prefetch(rowcache *c, const uint8_t *key, size_t n);
 /* 1 if c holds an entry for key (expired or not); counts neither a hit nor
  * a miss and marks nothing read. */
 int rowcache_contains(rowcache *c, const uint8_t *key, size_t n);

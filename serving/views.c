@@ -683,16 +683,33 @@ views_fills_rows(views *v, views_entry *old, views_entry *e)
     return rs.entries > v->opt.warm_keys;
 }
 
+/* Rows a fill stages between reading a row and caching it, while the hash
+ * bucket it goes to is loaded (rowcache_prefetch). */
+#define VIEWS_FILL_AHEAD 16
+/* A fill looks up every row in the old cache until, over VIEWS_FILL_WINDOW
+ * lookups, at most one in 32 was missing; then only one row in
+ * VIEWS_FILL_SAMPLE, caching the others unseen (a lookup costs two cache
+ * misses in a cache of many GiB), until a sampled row is missing. So at
+ * most VIEWS_FILL_SAMPLE - 1 rows the old cache did not hold are cached
+ * each time the rows it held stop. */
+#define VIEWS_FILL_SAMPLE 16
+#define VIEWS_FILL_WINDOW 2048
+
+typedef struct views_fill_slot {
+    kbuf key, img;
+} views_fill_slot;
+
 /* Fill e's row cache with the rows old's row cache holds, reading e's
  * version once in key order through a view of its own without a block
  * cache (the blocks read are not wanted once their rows are cached). Old's
- * blocks are dropped first (its row cache answers its requests), and the
- * block cache lends the row-cache pool its free room for as long as both
- * versions' rows are held (repaid after the swap, views_repay): the rows of
- * both versions then stay within the cache budget the server was given.
- * Stops at the end of the version, when the pool's room is used up, or at
- * the prefetch time. *complete is set when every row was looked at. Returns
- * the rows cached. */
+ * blocks are dropped first (its row cache answers its requests). When the
+ * pool has too little room for a second copy of old's rows, the block cache
+ * lends it the rest of what they take, from its free room and then from its
+ * least recently used blocks, keeping at least a quarter of its budget,
+ * until the swap is done (views_repay): both versions' rows then fit in the
+ * memory the server was given. Stops at the end of the version, when the
+ * pool's room is used up, or at the prefetch time. *complete is set when
+ * every row was looked at. Returns the rows cached. */
 static uint64_t
 views_fill_rows(views *v, views_entry *old, views_entry *e, int *complete)
 {
@@ -700,32 +717,40 @@ views_fill_rows(views *v, views_entry *old, views_entry *e, int *complete)
     rowcache_stats os;
     rowcache_get_stats(old->rows, &os);
     (void)store_view_drop_cached(old->view, e->view, UINT64_MAX);
-    size_t lent = block_cache_lend(v->cache, (size_t)os.bytes);
+    uint64_t limit = rowcache_pool_limit(v->pool), used = rowcache_pool_used(v->pool);
+    uint64_t room = limit > used ? limit - used : 0;
+    uint64_t want = os.bytes + os.bytes / 16;   /* the new rows may be larger */
+    size_t cap = block_cache_capacity(v->cache);
+    size_t lent = want > room ? block_cache_lend(v->cache, (size_t)(want - room), cap / 4) : 0;
     rowcache_pool_lend(v->pool, lent);
     v->lent += lent;
+    if (lent > 0)
+        slog_info("table %s: %.1f MiB of the block cache lent to the row cache for version "
+                  "%llu's rows", e->name, (double)lent / 1048576.0,
+                  (unsigned long long)e->version);
 
     kiln_err err;
     status_clear(&err);
     store_view *sv;
-    if (store_view_open_version(v->data_dir, e->name, e->version, NULL, &sv, &err) != KILN_OK) {
-        slog_error("table %s: row cache fill of version %llu: %s", e->name,
-                   (unsigned long long)e->version, err.msg);
-        return 0;
+    store_scan *scan = NULL;
+    if (store_view_open_version(v->data_dir, e->name, e->version, NULL, &sv, &err) == KILN_OK) {
+        store_scan_opts so;
+        store_scan_opts_init(&so);
+        if (store_scan_open(sv, &so, &scan, &err) != KILN_OK)
+            scan = NULL;
+        store_view_unref(sv);   /* the scan holds it */
     }
-    store_scan_opts so;
-    store_scan_opts_init(&so);
-    store_scan *scan;
-    kiln_status st = store_scan_open(sv, &so, &scan, &err);
-    store_view_unref(sv);   /* the scan holds it */
-    if (st != KILN_OK) {
+    if (scan == NULL) {
         slog_error("table %s: row cache fill of version %llu: %s", e->name,
                    (unsigned long long)e->version, err.msg);
         return 0;
     }
     views_deadline d = views_deadline_in(v, v->opt.prefetch_ms);
-    uint64_t limit = rowcache_pool_limit(v->pool);
-    uint64_t seen = 0, filled = 0;
-    kbuf img = KBUF_INIT;
+    limit = rowcache_pool_limit(v->pool);
+    uint64_t seen = 0, staged = 0, checked = 0, held = 0;
+    int check_all = 1;
+    views_fill_slot ring[VIEWS_FILL_AHEAD];
+    memset(ring, 0, sizeof ring);
     for (;;) {
         store_row r;
         int has_row = 0;
@@ -741,15 +766,39 @@ views_fill_rows(views *v, views_entry *old, views_entry *e, int *complete)
         if ((++seen & 1023) == 0 &&
             (views_past_deadline(&d) || rowcache_pool_used(v->pool) >= limit))
             break;
-        if (!rowcache_contains(old->rows, r.row.p, r.row.n))
-            continue;
-        rowcache_encode(&r, &img);
-        rowcache_put(e->rows, r.row.p, r.row.n, img.data, img.len, ROWCACHE_NO_EXPIRY);
-        filled++;
+        if (check_all || seen % VIEWS_FILL_SAMPLE == 0) {
+            int in = rowcache_contains(old->rows, r.row.p, r.row.n);
+            held += (uint64_t)in;
+            if (++checked == VIEWS_FILL_WINDOW) {
+                check_all = held * 32 < checked * 31;
+                checked = held = 0;
+            }
+            if (!in) {
+                check_all = 1;   /* a sampled row missing: look up every row again */
+                continue;
+            }
+        }
+        views_fill_slot *slot = &ring[staged++ % VIEWS_FILL_AHEAD];
+        if (staged > VIEWS_FILL_AHEAD)
+            rowcache_put(e->rows, slot->key.data, slot->key.len, slot->img.data, slot->img.len,
+                         ROWCACHE_NO_EXPIRY);
+        buf_reset(&slot->key);
+        buf_append(&slot->key, r.row.p, r.row.n);
+        rowcache_encode(&r, &slot->img);
+        rowcache_prefetch(e->rows, r.row.p, r.row.n);
     }
-    buf_free(&img);
+    uint64_t first = staged > VIEWS_FILL_AHEAD ? staged - VIEWS_FILL_AHEAD : 0;
+    for (uint64_t i = first; i < staged; i++) {
+        views_fill_slot *slot = &ring[i % VIEWS_FILL_AHEAD];
+        rowcache_put(e->rows, slot->key.data, slot->key.len, slot->img.data, slot->img.len,
+                     ROWCACHE_NO_EXPIRY);
+    }
+    for (size_t i = 0; i < VIEWS_FILL_AHEAD; i++) {
+        buf_free(&ring[i].key);
+        buf_free(&ring[i].img);
+    }
     store_scan_close(scan);
-    return filled;
+    return staged;
 }
 
 /* Give back the block cache room lent while new versions' row caches

@@ -8,13 +8,15 @@
  * every table's CURRENT every poll interval and lists the data directory
  * every second; when a load or a rollback (any process) published a new
  * version it opens it (trailers, indexes and blooms), warms it, and only
- * then publishes a new snapshot. Warming has two parts: when the old
- * version had its data in the block cache and the new one's blocks fit in
- * the cache's free room beside them (and in half the cache), every data
- * block of the new version is read into the cache first (HBase's prefetch
- * on open), so requests after the swap do not go to the files; then the
- * most recently read rows of the old version are replayed against the new
- * one, filling its row cache. A version that fails to open is
+ * then publishes a new snapshot. Warming has two parts. First, when the
+ * old version's row cache answered its reads and holds more rows than a
+ * replay takes, the new version is read in key order and the rows the old
+ * cache held are cached with their new values; otherwise, when the new
+ * version's blocks fit in the cache's free room (and in half the cache),
+ * every data block of it is read into the cache (HBase's prefetch on open),
+ * so requests after the swap do not go to the files. Then the most recently
+ * read rows of the old version not cached yet are replayed against the new
+ * one. A version that fails to open is
  * reported and the old one kept serving; the open is retried.
  *
  * Worker threads read through a views_reader: a thread-local reference to
@@ -42,7 +44,7 @@
 #define VIEWS_POLL_MS_DEFAULT 100
 #define VIEWS_WARM_MS_DEFAULT 600
 #define VIEWS_WARM_KEYS_DEFAULT 250000
-#define VIEWS_PREFETCH_MS_DEFAULT 20000
+#define VIEWS_PREFETCH_MS_DEFAULT 60000
 #define VIEWS_ERROR_MAX 512
 
 typedef struct views_options {

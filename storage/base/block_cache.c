@@ -665,22 +665,34 @@ block_cache_drop_file(block_cache *c, uint64_t file_id)
     return dropped;
 }
 
+/* Bytes a lend takes from a shard per hold of its lock, evicting as it goes. */
+#define LEND_STEP ((size_t)4 << 20)
+
 size_t
-block_cache_lend(block_cache *c, size_t want)
+block_cache_lend(block_cache *c, size_t want, size_t keep)
 {
     size_t lent = 0;
+    size_t floor = keep / c->nshards;
     for (unsigned i = 0; i < c->nshards && lent < want; i++) {
         cache_shard *s = &c->shards[i];
-        size_t share = (want - lent) / (c->nshards - i) + 1;
-        pthread_mutex_lock(&s->mu);
-        size_t room = s->capacity > s->usage ? s->capacity - s->usage : 0;
-        size_t take = share < room ? share : room;
-        if (take > want - lent)
-            take = want - lent;
-        s->capacity -= take;
-        s->lent += take;
-        pthread_mutex_unlock(&s->mu);
-        lent += take;
+        size_t share = (want - lent + (c->nshards - i) - 1) / (c->nshards - i);
+        size_t taken = 0;
+        while (taken < share) {
+            pthread_mutex_lock(&s->mu);
+            size_t spare = s->capacity > floor ? s->capacity - floor : 0;
+            size_t step = share - taken < LEND_STEP ? share - taken : LEND_STEP;
+            if (step > spare)
+                step = spare;
+            s->capacity -= step;
+            s->lent += step;
+            block_cache_handle *dead = s->usage > s->capacity ? evict_locked(s) : NULL;
+            pthread_mutex_unlock(&s->mu);
+            free_list(dead);
+            taken += step;
+            if (step == 0)
+                break;
+        }
+        lent += taken;
     }
     return lent;
 }

@@ -79,12 +79,14 @@ uint64_t block_cache_drop_file(block_cache *c, uint64_t file_id);
 uint64_t block_cache_file_bytes(block_cache *c, uint64_t file_id);
 /* The byte budget. */
 size_t block_cache_capacity(const block_cache *c);
-/* Lend up to want bytes of the cache's free room to another budget of the
- * process (a new table version's row cache, filling while the one it
- * replaces still holds its memory): each shard's capacity shrinks by what it
- * lends, so blocks coming in evict older ones instead of growing into the
- * room. Nothing is evicted to lend. Returns the bytes lent. */
-size_t block_cache_lend(block_cache *c, size_t want);
+/* Lend up to want bytes of the budget to another cache of the process (a
+ * new table version's row cache, filling while the one it replaces still
+ * holds its memory), leaving the cache at least keep bytes: each shard's
+ * capacity shrinks by what it lends, its least recently used blocks are
+ * evicted to fit (a few MiB per hold of its lock), and blocks coming in
+ * evict older ones instead of growing into the room. Returns the bytes
+ * lent. */
+size_t block_cache_lend(block_cache *c, size_t want, size_t keep);
 /* Give every shard back all it lent. */
 void block_cache_repay(block_cache *c);
 

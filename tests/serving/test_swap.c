@@ -676,9 +676,10 @@ row_totals(views_reader *r)
 
 /* Swapping "hot" while its row cache answers its requests and holds more
  * rows than a replay takes (warm_keys) fills the new version's row cache by
- * reading the version in key order: exactly the rows the old cache held
- * (rows [0, cached)), with the new version's values, so that reading them
- * after the swap hits every time and the other rows miss. With a row-cache
+ * reading the version in key order: the rows the old cache held (rows [0,
+ * cached)), with the new version's values, so that reading them after the
+ * swap hits every time, and the other rows miss but for fewer than 16 (the
+ * fill's sampling, views.c). With a row-cache
  * budget too small for both versions' rows at once (tight), the block
  * cache lends its free room for the fill and gets it back after the swap. */
 static void
@@ -691,7 +692,7 @@ swap_fill_rows(int cached, int tight)
     publish_big("hot", 1);
     views_options o;
     views_options_init(&o);
-    o.block_cache_bytes = 4u << 20;
+    o.block_cache_bytes = 64u << 20;
     o.row_cache_bytes = tight ? 1200u << 10 : 16u << 20;
     o.warm_keys = 100;
     o.warm_ms = 0;   /* no hot-row replay: the fill alone fills the cache */
@@ -725,8 +726,8 @@ swap_fill_rows(int cached, int tight)
     print_message("swap filled %llu rows (%llu bytes), prefetched %llu bytes of blocks\n",
                   (unsigned long long)filled, (unsigned long long)now.bytes,
                   (unsigned long long)prefetched);
-    assert_int_equal(filled, (uint64_t)cached);
-    assert_int_equal(now.entries, (uint64_t)cached);
+    assert_true(filled >= (uint64_t)cached && filled < (uint64_t)cached + 16);
+    assert_int_equal(now.entries, filled);
     assert_int_equal(prefetched, 0);
     /* the loan is repaid once the old version is retired */
     assert_int_equal(rowcache_pool_limit(pool), rowcache_pool_capacity(pool));
@@ -739,7 +740,7 @@ swap_fill_rows(int cached, int tight)
     assert_int_equal(hit.misses, now.misses);
     read_all(r, c, "hot", 2);
     rowcache_stats all = row_totals(r);
-    assert_int_equal(all.misses - hit.misses, (uint64_t)(BIG_ROWS - cached));
+    assert_int_equal(all.misses - hit.misses, (uint64_t)BIG_ROWS - filled);
     views_ctx_free(c);
     views_reader_free(r);
     views_close(v);

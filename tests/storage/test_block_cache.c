@@ -536,46 +536,56 @@ reservations_bounded(void **state)
     block_cache_free(c);
 }
 
-/* Lending the free room shrinks the budget blocks may grow into, without
- * evicting anything; repaying restores it. One shard, blocks of 10000. */
+/* Lending shrinks the budget blocks may grow into: from the free room
+ * first, then by evicting the least recently used blocks, never below what
+ * the lender keeps; repaying restores it. One shard, blocks of 10000. */
 static void
 lend_and_repay(void **state)
 {
     const size_t bs = 10000;
-    block_cache *c = block_cache_new_shards(10 * bs + 5000, 0);
+    const size_t cap = 10 * bs + 5000;
+    block_cache *c = block_cache_new_shards(cap, 0);
     uint64_t f = block_cache_new_file_id(c);
     for (uint64_t i = 0; i < 4; i++)
         insert_release(c, f, i * bs, bs);
     block_cache_stats st;
     block_cache_get_stats(c, &st);
-    size_t used = st.bytes_used;
-    assert_true(used >= 4 * bs);
-    /* more than the free room asked: only the free room is lent */
-    size_t lent = block_cache_lend(c, 100 * bs);
-    assert_int_equal(lent, 10 * bs + 5000 - used);
-    assert_int_equal(block_cache_lend(c, bs), 0);
+    size_t used = st.bytes_used, charge = used / 4;
+    assert_true(charge >= bs);
+    /* the free room: nothing evicted */
+    assert_int_equal(block_cache_lend(c, cap - used, 0), cap - used);
     block_cache_get_stats(c, &st);
     assert_int_equal(st.evictions, 0);
-    assert_int_equal(st.capacity, 10 * bs + 5000);   /* the budget as configured */
+    assert_int_equal(st.capacity, cap);   /* the budget as configured */
     /* a block coming in now evicts the oldest */
     insert_release(c, f, 4 * bs, bs);
     block_cache_get_stats(c, &st);
     assert_int_equal(st.evictions, 1);
     assert_false(present(c, f, 0));
     assert_true(present(c, f, 4 * bs));
+    /* more, keeping room for two blocks: the oldest two go */
+    size_t keep = 2 * charge;
+    assert_int_equal(block_cache_lend(c, cap, keep), used - keep);
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.evictions, 3);
+    assert_false(present(c, f, 1 * bs));
+    assert_false(present(c, f, 2 * bs));
+    assert_true(present(c, f, 3 * bs));
+    assert_true(present(c, f, 4 * bs));
+    assert_int_equal(block_cache_lend(c, bs, keep), 0);
     block_cache_repay(c);
-    for (uint64_t i = 5; i < 10; i++)
+    for (uint64_t i = 5; i < 12; i++)
         insert_release(c, f, i * bs, bs);
     block_cache_get_stats(c, &st);
-    assert_int_equal(st.evictions, 1);   /* the room is back */
+    assert_int_equal(st.evictions, 3);   /* the room is back: 9 blocks fit */
+    assert_int_equal(st.entries, 9);
     block_cache_free(c);
 
-    /* a part of the free room, over 16 shards */
+    /* over 16 shards: the free room of an empty cache */
     c = block_cache_new(1 << 20);
-    lent = block_cache_lend(c, 300000);
-    assert_int_equal(lent, 300000);
+    assert_int_equal(block_cache_lend(c, 300000, 0), 300000);
     block_cache_repay(c);
-    assert_int_equal(block_cache_lend(c, 2 << 20), 1 << 20);
+    assert_int_equal(block_cache_lend(c, 2 << 20, 1 << 18), (1 << 20) - (1 << 18));
     block_cache_repay(c);
     block_cache_free(c);
     (void)state;
