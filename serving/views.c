@@ -925,25 +925,23 @@ views_open_entry(views *v, const char *name, views_entry *old)
     uint64_t prefetched = w.prefetched, warmed = w.filled + w.warmed;
     views_note_open(v, e, (t1 - t0) * 1e3, (t3 - t1) * 1e3, warmed, w.paged, prefetched,
                     old != NULL);
-    if (old != NULL && w.filled > 0)
+    if (old != NULL) {
+        char step[96];   /* what the warm-up did between the file pages and the replay */
+        if (w.filled > 0)
+            snprintf(step, sizeof step, "row cache filled with %llu rows in key order",
+                     (unsigned long long)w.filled);
+        else
+            snprintf(step, sizeof step, "%.1f MiB of blocks prefetched",
+                     (double)prefetched / 1048576.0);
         slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of file pages "
-                  "read in %.1f ms, row cache filled with %llu rows in key order in %.1f ms, "
-                  "%llu hot rows warmed in %.1f ms)", name,
+                  "read in %.1f ms, %s in %.1f ms, %llu hot rows warmed in %.1f ms)", name,
                   (unsigned long long)old->version, (unsigned long long)e->version,
-                  (t1 - t0) * 1e3, (double)w.paged / 1048576.0, (tp - t1) * 1e3,
-                  (unsigned long long)w.filled, (t2 - tp) * 1e3,
-                  (unsigned long long)w.warmed, (t3 - t2) * 1e3);
-    else if (old != NULL)
-        slog_info("table %s: version %llu -> %llu (opened in %.1f ms, %.1f MiB of file pages "
-                  "read in %.1f ms, %.1f MiB of blocks prefetched in %.1f ms, %llu hot rows "
-                  "warmed in %.1f ms)", name,
-                  (unsigned long long)old->version, (unsigned long long)e->version,
-                  (t1 - t0) * 1e3, (double)w.paged / 1048576.0, (tp - t1) * 1e3,
-                  (double)prefetched / 1048576.0, (t2 - tp) * 1e3,
-                  (unsigned long long)warmed, (t3 - t2) * 1e3);
-    else
+                  (t1 - t0) * 1e3, (double)w.paged / 1048576.0, (tp - t1) * 1e3, step,
+                  (t2 - tp) * 1e3, (unsigned long long)w.warmed, (t3 - t2) * 1e3);
+    } else {
         slog_info("table %s: serving version %llu (opened in %.1f ms)", name,
                   (unsigned long long)e->version, (t1 - t0) * 1e3);
+    }
     return e;
 }
 
