@@ -535,6 +535,29 @@ publish_big(const char *name, int tag)
     fx_cells_free(&cs);
 }
 
+/* Open views over data_dir with o, poll once, and a reader with a context. */
+static void
+open_reader(const views_options *o, views **v, views_reader **r, views_ctx **c)
+{
+    kiln_err err;
+    status_clear(&err);
+    fx_must(views_open(data_dir, o, v, &err), &err, "views_open");
+    views_poll(*v);
+    *r = views_reader_new(*v);
+    *c = views_ctx_new();
+    views_reader_attach(*r, *c);
+}
+
+/* Undo open_reader, and remove data_dir. */
+static void
+close_reader(views *v, views_reader *r, views_ctx *c)
+{
+    views_ctx_free(c);
+    views_reader_free(r);
+    views_close(v);
+    tu_rmrf(data_dir);
+}
+
 /* Read every row of table name through the views (reader r, context c),
  * checking that each holds version tag's value. */
 static void
@@ -595,13 +618,9 @@ swap_prefetch_room(int cold_old)
     o.row_cache_bytes = 64u << 20;
     o.warm_ms = 0;   /* no hot-row replay: the prefetch alone fills the cache */
     views *v;
-    kiln_err err;
-    status_clear(&err);
-    fx_must(views_open(data_dir, &o, &v, &err), &err, "views_open");
-    views_poll(v);
-    views_reader *r = views_reader_new(v);
-    views_ctx *c = views_ctx_new();
-    views_reader_attach(r, c);
+    views_reader *r;
+    views_ctx *c;
+    open_reader(&o, &v, &r, &c);
     read_all(r, c, "hot", 1);
     read_rows(r, c, "other", 1, BIG_ROWS / 3);
     if (cold_old) {
@@ -644,10 +663,7 @@ swap_prefetch_room(int cold_old)
     }
     /* the new version's rows are read right */
     read_all(r, c, "hot", 2);
-    views_ctx_free(c);
-    views_reader_free(r);
-    views_close(v);
-    tu_rmrf(data_dir);
+    close_reader(v, r, c);
 }
 
 static void
@@ -697,13 +713,9 @@ swap_fill_rows(int cached, int tight)
     o.warm_keys = 100;
     o.warm_ms = 0;   /* no hot-row replay: the fill alone fills the cache */
     views *v;
-    kiln_err err;
-    status_clear(&err);
-    fx_must(views_open(data_dir, &o, &v, &err), &err, "views_open");
-    views_poll(v);
-    views_reader *r = views_reader_new(v);
-    views_ctx *c = views_ctx_new();
-    views_reader_attach(r, c);
+    views_reader *r;
+    views_ctx *c;
+    open_reader(&o, &v, &r, &c);
     read_rows(r, c, "hot", 1, cached);
     views_poll(v);   /* what the server's poller does between requests */
     read_rows(r, c, "hot", 1, cached);   /* now from the row cache */
@@ -741,10 +753,7 @@ swap_fill_rows(int cached, int tight)
     read_all(r, c, "hot", 2);
     rowcache_stats all = row_totals(r);
     assert_int_equal(all.misses - hit.misses, (uint64_t)BIG_ROWS - filled);
-    views_ctx_free(c);
-    views_reader_free(r);
-    views_close(v);
-    tu_rmrf(data_dir);
+    close_reader(v, r, c);
 }
 
 static void
