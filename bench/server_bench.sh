@@ -26,7 +26,7 @@
 #
 # --swap-only runs the swaps under load and nothing else (no Redis peer, no
 # redis-benchmark or wrk comparison); --no-swap runs everything but them.
-# --busy-poll-us is kiln-server's option of that name (default 0).
+# --busy-poll-us is kiln-server's option of that name (default: the server's).
 #
 # --load says how a swap's `kiln load` takes the new version's files: move
 # (the default, `kiln load --move` of a fresh hard-linked copy of the kept job
@@ -56,7 +56,7 @@ PEERS=${KILN_PEERS:-../shared/bench/peers}
 LOAD=move
 SWAP_ONLY=0
 NO_SWAP=0
-POLL=0
+POLL=
 
 usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -79,7 +79,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $LOAD in move | copy) ;; *) echo "server_bench.sh: --load takes move or copy, not '$LOAD'" >&2; exit 64 ;; esac
-for v in "$ROWS" "$RUNS" "$THREADS" "$CACHE_MB" "$ROW_MB" "$SECS" "$SOAK" "$POLL"; do
+for v in "$ROWS" "$RUNS" "$THREADS" "$CACHE_MB" "$ROW_MB" "$SECS" "$SOAK" "${POLL:-0}"; do
     case $v in '' | *[!0-9]*) echo "server_bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
 done
 
@@ -100,7 +100,7 @@ B=$ROOT/build/bin
 LOG=$ROOT/build/bench-results/server-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$LOG" "$DIR"
 {
-    echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK load=$LOAD busy_poll_us=$POLL dir=$DIR"
+    echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK load=$LOAD busy_poll_us=${POLL:-default} dir=$DIR"
     echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r); redis $([ $REDIS = 1 ] && redis-server --version | cut -d' ' -f3 || echo none)"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$LOG/params.txt"
@@ -154,7 +154,7 @@ fi
 echo "== kiln-server (http $HPORT, resp $KPORT)" >&2
 "$B/kiln-server" --data "$D" --listen "127.0.0.1:$HPORT" --resp-listen "127.0.0.1:$KPORT" \
     --threads "$THREADS" --cache-mb "$CACHE_MB" --row-cache-mb "$ROW_MB" \
-    --busy-poll-us "$POLL" --resp-column f:v >"$LOG/kiln-server.log" 2>&1 &
+    ${POLL:+--busy-poll-us "$POLL"} --resp-column f:v >"$LOG/kiln-server.log" 2>&1 &
 KPID=$!
 for _ in $(seq 100); do
     curl -sf "http://127.0.0.1:$HPORT/healthz" >/dev/null 2>&1 && break

@@ -56,6 +56,7 @@ struct ev_loop {
     int schedfd;                  /* /proc/thread-self/schedstat (-2: not opened) */
     int busy;                     /* the last turn had events */
     _Atomic uint64_t polled, slept, backoffs;   /* ev_get_poll_stats */
+    uint64_t idle_ns;             /* waiting for events: asleep or polling */
     ev_hook_proc *before_sleep;
     void *before_sleep_data;
     ev_hook_proc *on_wake;
@@ -320,6 +321,12 @@ ev_get_poll_stats(ev_loop *l, ev_poll_stats *out)
     out->backoffs = atomic_load_explicit(&l->backoffs, memory_order_relaxed);
 }
 
+uint64_t
+ev_idle_ns(const ev_loop *l)
+{
+    return l->idle_ns;
+}
+
 /* The thread's time waiting for a core (ns; the second field of
  * /proc/thread-self/schedstat), or -1 if it cannot be read. */
 static int64_t
@@ -369,16 +376,18 @@ ev_poll(ev_loop *l, long *wait_ms)
     if (*wait_ms > 0 && *wait_ms * 1000000 < span)
         span = (int64_t)*wait_ms * 1000000;   /* never past the next timer */
     int64_t start = ev_monotonic_ns(), now;
+    int n;
     for (;;) {
-        int n = epoll_wait(l->epfd, l->ready, EV_BATCH, 0);
+        n = epoll_wait(l->epfd, l->ready, EV_BATCH, 0);
         if (n > 0)
             atomic_fetch_add_explicit(&l->polled, 1, memory_order_relaxed);
         now = ev_monotonic_ns();
-        if (n != 0)
-            return n;
-        if (now - start > span)
+        if (n != 0 || now - start > span)
             break;
     }
+    l->idle_ns += (uint64_t)(now - start);
+    if (n != 0)
+        return n;
     if (*wait_ms > 0) {   /* the sleep that follows ends at the timer all the same */
         long spent = (long)((now - start) / 1000000);
         *wait_ms = spent < *wait_ms ? *wait_ms - spent : 0;
@@ -398,7 +407,9 @@ ev_run(ev_loop *l)
             l->before_sleep(l, l->before_sleep_data);
         int n = wait != 0 ? ev_poll(l, &wait) : 0;
         if (n == 0) {
+            int64_t t0 = ev_monotonic_ns();
             n = epoll_wait(l->epfd, l->ready, EV_BATCH, (int)wait);
+            l->idle_ns += (uint64_t)(ev_monotonic_ns() - t0);
             if (n > 0 && l->poll_ns > 0)
                 atomic_fetch_add_explicit(&l->slept, 1, memory_order_relaxed);
         }

@@ -68,6 +68,11 @@ typedef struct ev_poll_stats {
 } ev_poll_stats;
 void ev_get_poll_stats(ev_loop *l, ev_poll_stats *out);
 
+/* Nanoseconds the loop has spent waiting for events, asleep in epoll_wait
+ * or busy polling: the rest of its thread's time went to its callbacks (or
+ * to waiting for a core while in them). */
+uint64_t ev_idle_ns(const ev_loop *l);
+
 /* Wake the loop from any thread (async-signal-safe: one write(2)). */
 void ev_wake(ev_loop *l);
 

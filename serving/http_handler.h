@@ -44,6 +44,12 @@
 typedef struct http_scanners http_scanners;
 struct ev_poll_stats;
 
+typedef struct http_worker_stats {
+    int active;                   /* workers taking connections; the others park */
+    double busy;                  /* the active workers' busy part of the last tick, summed */
+    uint64_t moved;               /* connections handed from one worker to another */
+} http_worker_stats;
+
 /* What every worker shares. */
 typedef struct http_api_env {
     views *views;
@@ -66,6 +72,9 @@ typedef struct http_api_env {
     /* The workers' busy polling, summed (ev.h); NULL: none to report. */
     void (*poll_stats)(void *arg, struct ev_poll_stats *out);
     void *poll_stats_arg;
+    /* How the workers share the load (server.c); NULL: not reported. */
+    void (*worker_stats)(void *arg, struct http_worker_stats *out);
+    void *worker_stats_arg;
 } http_api_env;
 
 typedef struct http_api_reply {

@@ -266,4 +266,19 @@ http_metrics_render(http_api *a, http_api_reply *out)
                         (unsigned long long)ps.polled, (unsigned long long)ps.slept,
                         (unsigned long long)ps.backoffs);
     }
+    if (a->env->worker_stats != NULL) {
+        http_worker_stats ws;
+        a->env->worker_stats(a->env->worker_stats_arg, &ws);
+        http_metrics_printf(b,
+                        "# HELP kiln_workers_active Worker threads taking connections; the "
+                        "others are parked.\n# TYPE kiln_workers_active gauge\n"
+                        "kiln_workers_active %d\n"
+                        "# HELP kiln_workers_busy The active workers' busy part of the last "
+                        "100 ms, summed (1 = one core's worth).\n"
+                        "# TYPE kiln_workers_busy gauge\nkiln_workers_busy %.3f\n"
+                        "# HELP kiln_connections_moved_total Connections handed from one "
+                        "worker to another.\n# TYPE kiln_connections_moved_total counter\n"
+                        "kiln_connections_moved_total %llu\n",
+                        ws.active, ws.busy, (unsigned long long)ws.moved);
+    }
 }

@@ -100,10 +100,19 @@ static const char kiln_server_usage_text[] =
     "                          the write-ahead log to another process\n"
     "  --memstore-flush-mb N   flush a table's online writes to HFiles past N MiB\n"
     "                          (default 64)\n"
-    "  --threads N             worker threads (default: one per CPU)\n"
-    "  --busy-poll-us N        after a turn with requests, a worker looks for more\n"
-    "                          for up to N microseconds before sleeping (default 0:\n"
-    "                          sleep at once). Spares clients the wake-up of a\n"
+    "  --threads N             worker threads at most (default: one per CPU)\n"
+    "  --park-below PCT        a worker parks (hands its connections to the others\n"
+    "                          and takes no new ones) when, for a second, the others\n"
+    "                          would each stay below PCT% busy without it, or no\n"
+    "                          core was idle (it comes back if one then is); default\n"
+    "                          60; 0: every worker always takes connections\n"
+    "  --unpark-above PCT      a parked worker comes back when the active workers\n"
+    "                          average above PCT% busy over 100 ms and a quarter of\n"
+    "                          a core is idle (default 85)\n"
+    "  --busy-poll-us N        after a turn with requests, a worker that was busy\n"
+    "                          over half of the last 100 ms looks for more for up to\n"
+    "                          N microseconds before sleeping (default 200; 0: it\n"
+    "                          sleeps at once). Spares clients the wake-up of a\n"
     "                          sleeping worker when a core is free for it; a worker\n"
     "                          that waited for a core for over a tenth of the last\n"
     "                          100 ms stops polling for a second\n"
@@ -181,13 +190,15 @@ main(int argc, char **argv)
         OPT_DATA = 256, OPT_LISTEN, OPT_THREADS, OPT_CACHE, OPT_ROWCACHE, OPT_RESP, OPT_RESPCOL,
         OPT_MAXCONN, OPT_PERCLIENT, OPT_REQTIMEOUT, OPT_MAXREPLY, OPT_DEADLINE, OPT_MAXREQ, OPT_MAXHDR, OPT_IDLE,
         OPT_PAGE, OPT_POLL, OPT_WARM, OPT_PREFETCH, OPT_DRAIN, OPT_QUIET, OPT_SCANMAX, OPT_SCANNERS,
-        OPT_SCANNER_IDLE, OPT_READONLY, OPT_FLUSHMB, OPT_BUSYPOLL
+        OPT_SCANNER_IDLE, OPT_READONLY, OPT_FLUSHMB, OPT_BUSYPOLL, OPT_PARK, OPT_UNPARK
     };
     static const struct option opts[] = {
         {"data", required_argument, NULL, OPT_DATA},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"busy-poll-us", required_argument, NULL, OPT_BUSYPOLL},
+        {"park-below", required_argument, NULL, OPT_PARK},
+        {"unpark-above", required_argument, NULL, OPT_UNPARK},
         {"cache-mb", required_argument, NULL, OPT_CACHE},
         {"row-cache-mb", required_argument, NULL, OPT_ROWCACHE},
         {"resp-listen", required_argument, NULL, OPT_RESP},
@@ -341,6 +352,17 @@ main(int argc, char **argv)
                 return kiln_server_usage_error("--busy-poll-us must be 0..100000, got '%s'",
                                                optarg);
             cfg.busy_poll_us = (long)v;
+            break;
+        case OPT_PARK:
+            if (kiln_server_u64(optarg, 0, 1000, &v) != 0)
+                return kiln_server_usage_error("--park-below must be 0..1000, got '%s'", optarg);
+            cfg.park_below_pct = (int)v;
+            break;
+        case OPT_UNPARK:
+            if (kiln_server_u64(optarg, 0, 100, &v) != 0)
+                return kiln_server_usage_error("--unpark-above must be 0..100, got '%s'",
+                                               optarg);
+            cfg.unpark_above_pct = (int)v;
             break;
         case OPT_PREFETCH:
             if (kiln_server_u64(optarg, 0, 600000, &v) != 0)

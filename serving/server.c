@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serving/balance.h"
 #include "serving/clients.h"
 #include "serving/ev.h"
 #include "serving/http.h"
@@ -79,6 +80,7 @@ typedef struct conn {
     struct conn *prev, *next;
     struct conn *pend_prev, *pend_next;  /* answered, not yet sent (NULL if not) */
     size_t pend_before;          /* rlen before the answering pass */
+    int moved_mask;              /* its events, while handed to another worker */
 } conn;
 
 struct worker {
@@ -88,9 +90,15 @@ struct worker {
     int started;
     ev_loop *loop;
     int http_fd, resp_fd;        /* the listeners (worker 0 only; -1 elsewhere) */
-    pthread_mutex_t inbox_mu;    /* connections accepted for this worker by worker 0 */
-    int *inbox;                  /* fd << 1 | proto */
+    pthread_mutex_t inbox_mu;    /* guards the inbox, moved and inbox_closed */
+    int *inbox;                  /* accepted by worker 0 for this one: fd << 1 | proto */
     size_t inbox_len, inbox_cap;
+    conn *moved;                 /* handed over by other workers (linked by next) */
+    int inbox_closed;            /* the worker has stopped: nothing more is handed to it */
+    _Atomic int parked;          /* hands its connections over, takes no new ones */
+    _Atomic int give_to;         /* the worker to hand a share of them to, or -1 */
+    uint64_t idle_ns, busy_at_ns;   /* ev_idle_ns and the clock at the last tick */
+    _Atomic int busy_pm;         /* thousandths of the last tick spent working */
     views_reader *reader;
     views_ctx *ctx;
     http_api *api;
@@ -121,6 +129,9 @@ struct server {
     int nworkers;
     int http_port, resp_port;
     unsigned next_worker;        /* round-robin (worker 0's thread only) */
+    _Atomic int nactive;         /* workers 0..nactive-1 take connections; the rest park */
+    balance balance;             /* how many workers the load needs (worker 0's) */
+    _Atomic uint64_t moved;      /* connections handed from one worker to another */
     _Atomic int conns;
     _Atomic int shutdown;
     clients *clients;            /* open connections per client address */
@@ -150,6 +161,10 @@ server_config_init(server_config *c)
     c->poll_ms = VIEWS_POLL_MS_DEFAULT;
     c->warm_ms = VIEWS_WARM_MS_DEFAULT;
     c->prefetch_ms = VIEWS_PREFETCH_MS_DEFAULT;
+    c->busy_poll_us = SERVER_BUSY_POLL_US_DEFAULT;
+    c->park_below_pct = SERVER_PARK_BELOW_DEFAULT;
+    c->unpark_above_pct = SERVER_UNPARK_ABOVE_DEFAULT;
+    c->unpark_spare_pm = BALANCE_SPARE_PM_DEFAULT;
 }
 
 static uint64_t
@@ -674,6 +689,18 @@ server_refuse(int fd, int proto)
     close(fd);
 }
 
+static void
+worker_link(worker *w, conn *c)
+{
+    c->w = w;
+    c->next = w->head.next;
+    c->prev = &w->head;
+    w->head.next->prev = c;
+    w->head.next = c;
+    w->nconns++;
+    metrics_conn(w->m, 1);
+}
+
 /* Make fd a connection of w. */
 static void
 worker_adopt(worker *w, int fd, int proto)
@@ -709,18 +736,24 @@ worker_adopt(worker *w, int fd, int proto)
         atomic_fetch_sub_explicit(&w->s->conns, 1, memory_order_relaxed);
         return;
     }
-    c->next = w->head.next;
-    c->prev = &w->head;
-    w->head.next->prev = c;
-    w->head.next = c;
-    w->nconns++;
-    metrics_conn(w->m, 1);
+    worker_link(w, c);
 }
 
-/* Connections worker 0 accepted for w. */
+static void worker_attach(worker *w, conn *c);
+
+/* Connections worker 0 accepted for w, and those other workers handed to it. */
 static void
 worker_drain_inbox(worker *w)
 {
+    pthread_mutex_lock(&w->inbox_mu);
+    conn *moved = w->moved;
+    w->moved = NULL;
+    pthread_mutex_unlock(&w->inbox_mu);
+    while (moved != NULL) {
+        conn *c = moved;
+        moved = c->next;
+        worker_attach(w, c);
+    }
     for (;;) {
         int item[64];
         size_t n = 0;
@@ -789,7 +822,8 @@ server_on_accept(ev_loop *l, int lfd, void *data, int mask)
             continue;
         }
         atomic_fetch_add_explicit(&s->conns, 1, memory_order_relaxed);
-        worker *t = &s->workers[s->next_worker++ % (unsigned)s->nworkers];
+        unsigned active = (unsigned)atomic_load_explicit(&s->nactive, memory_order_relaxed);
+        worker *t = &s->workers[s->next_worker++ % active];
         if (t == w) {
             worker_adopt(w, fd, proto);
             continue;
@@ -802,6 +836,178 @@ server_on_accept(ev_loop *l, int lfd, void *data, int mask)
         t->inbox[t->inbox_len++] = fd << 1 | proto;
         pthread_mutex_unlock(&t->inbox_mu);
         ev_wake(t->loop);
+    }
+}
+
+/* ------------------------------------------------------------------ sharing the load
+ *
+ * The workers in use follow the load (balance.h): every tick each worker
+ * measures the part of the tick it spent working rather than waiting for
+ * events, and worker 0 asks balance_step whether to park the last active
+ * worker or bring the first parked one back. A parked worker hands its
+ * connections to the active ones and gets no new ones; one that comes back
+ * gets a share of every active worker's. A connection moves between turns
+ * of its worker's loop, with its buffers and the events it watched; one
+ * whose request is suspended, or which holds a scan's continuation, stays
+ * until that is over.
+ */
+
+/* The part of the last tick w spent working, in thousandths; a worker
+ * that was busy over half of it polls before sleeping (ev_set_busy_poll). */
+static void
+worker_measure(worker *w)
+{
+    uint64_t now = server_now_ns(), idle = ev_idle_ns(w->loop);
+    if (w->busy_at_ns != 0 && now > w->busy_at_ns) {
+        uint64_t wall = now - w->busy_at_ns, waited = idle - w->idle_ns;
+        uint64_t busy = wall > waited ? wall - waited : 0;
+        int pm = (int)(busy * 1000 / wall);
+        atomic_store_explicit(&w->busy_pm, pm, memory_order_relaxed);
+        ev_set_busy_poll(w->loop, pm >= SERVER_POLL_BUSY_PM ? w->s->cfg.busy_poll_us : 0);
+    }
+    w->busy_at_ns = now;
+    w->idle_ns = idle;
+}
+
+/* Worker 0's tick: park a worker, or bring one back, as the load says. */
+static void
+server_balance(server *s)
+{
+    int n = s->nworkers, k = atomic_load(&s->nactive);
+    if (n == 1 || atomic_load(&s->shutdown))
+        return;
+    int load = 0;
+    for (int i = 0; i < k; i++)
+        load += atomic_load_explicit(&s->workers[i].busy_pm, memory_order_relaxed);
+    int step = balance_step(&s->balance, k, n, load, balance_idle_pm(&s->balance));
+    if (step > 0) {
+        atomic_store(&s->workers[k].parked, 0);
+        atomic_store(&s->nactive, k + 1);
+        for (int i = 0; i < k; i++) {
+            atomic_store(&s->workers[i].give_to, k);
+            if (i != 0)
+                ev_wake(s->workers[i].loop);
+        }
+    } else if (step < 0) {
+        atomic_store(&s->nactive, k - 1);
+        atomic_store(&s->workers[k - 1].parked, 1);
+        ev_wake(s->workers[k - 1].loop);
+    }
+}
+
+/* The server is shutting down: close c if nothing is in flight on it, or
+ * answer what it sent and close (RESP: at once; HTTP: with its reply's
+ * Connection: close). */
+static void
+conn_drain(conn *c)
+{
+    if (c->rlen == 0 && c->out_pos == c->out.len && !c->lingering)
+        conn_close(c);
+    else
+        c->closing = c->closing || c->proto == CONN_RESP;
+}
+
+/* Take c, handed over by another worker, with the events it watched there. */
+static void
+worker_attach(worker *w, conn *c)
+{
+    worker_link(w, c);
+    if (c->suspended)
+        w->nsuspended++;
+    kiln_err err;
+    status_clear(&err);
+    if (ev_add(w->loop, c->fd, c->moved_mask, conn_on_event, c, &err) != KILN_OK) {
+        slog_warn("%s", err.msg);
+        conn_close(c);
+        return;
+    }
+    if (w->draining)
+        conn_drain(c);
+}
+
+/* Hand the connections on list (linked by next, already detached from w)
+ * to t; if t has stopped, w keeps them. */
+static void
+worker_give(worker *w, worker *t, conn *list, size_t n)
+{
+    if (list == NULL)
+        return;
+    pthread_mutex_lock(&t->inbox_mu);
+    int closed = t->inbox_closed;
+    if (!closed) {
+        conn *last = list;
+        while (last->next != NULL)
+            last = last->next;
+        last->next = t->moved;
+        t->moved = list;
+    }
+    pthread_mutex_unlock(&t->inbox_mu);
+    if (closed) {
+        while (list != NULL) {
+            conn *c = list;
+            list = c->next;
+            worker_attach(w, c);
+        }
+        return;
+    }
+    atomic_fetch_add_explicit(&w->s->moved, n, memory_order_relaxed);
+    ev_wake(t->loop);
+}
+
+/* Between turns: hand up to count connections to workers to[0..nto-1] in
+ * turn. A connection with a suspended request or a scan's continuation
+ * stays. */
+static void
+worker_hand_off(worker *w, size_t count, const int *to, int nto)
+{
+    conn *list[SERVER_MAX_WORKERS] = {NULL};
+    size_t given[SERVER_MAX_WORKERS] = {0};
+    size_t done = 0;
+    for (conn *c = w->head.next; c != &w->head && done < count;) {
+        conn *next = c->next;
+        if (c->suspended || c->cont != NULL || c->pend_next != NULL) {
+            c = next;
+            continue;
+        }
+        c->moved_mask = ev_mask(w->loop, c->fd);
+        ev_del(w->loop, c->fd, EV_READABLE | EV_WRITABLE);
+        c->prev->next = c->next;
+        c->next->prev = c->prev;
+        w->nconns--;
+        metrics_conn(w->m, -1);
+        int k = (int)(done++ % (size_t)nto);
+        c->next = list[k];
+        list[k] = c;
+        given[k]++;
+        c = next;
+    }
+    for (int k = 0; k < nto; k++)
+        worker_give(w, &w->s->workers[to[k]], list[k], given[k]);
+}
+
+/* The hook before each sleep: send the turn's replies, then hand
+ * connections over if w parks or a worker came back. */
+static void
+worker_before_sleep(ev_loop *l, void *data)
+{
+    worker *w = data;
+    worker_send_pending(l, w);
+    server *s = w->s;
+    if (atomic_load_explicit(&s->shutdown, memory_order_relaxed) || w->nconns == 0)
+        return;
+    int to[SERVER_MAX_WORKERS];
+    if (atomic_load_explicit(&w->parked, memory_order_relaxed)) {
+        int k = atomic_load(&s->nactive);
+        for (int i = 0; i < k; i++)
+            to[i] = i;
+        if (k > 0 && k <= w->id)
+            worker_hand_off(w, w->nconns, to, k);
+        return;
+    }
+    int t = atomic_exchange(&w->give_to, -1);
+    if (t >= 0 && t != w->id) {
+        to[0] = t;
+        worker_hand_off(w, w->nconns / (size_t)atomic_load(&s->nactive), to, 1);
     }
 }
 
@@ -923,6 +1129,9 @@ worker_tick(ev_loop *l, long long id, void *data)
     (void)id;
     int64_t now = ev_now_ms(l);
     views_reader_refresh(w->reader);
+    worker_measure(w);
+    if (w->id == 0)
+        server_balance(w->s);
     if (now - w->last_sweep_ms >= 1000 || w->draining) {
         w->last_sweep_ms = now;
         server_update_date(w);
@@ -947,10 +1156,7 @@ worker_on_wake(ev_loop *l, void *data)
     worker_close_listeners(w);
     for (conn *c = w->head.next; c != &w->head;) {
         conn *next = c->next;
-        if (c->rlen == 0 && c->out_pos == c->out.len && !c->lingering)
-            conn_close(c);
-        else
-            c->closing = c->closing || c->proto == CONN_RESP;
+        conn_drain(c);
         c = next;
     }
     if (w->nconns == 0)
@@ -974,6 +1180,19 @@ server_poll_stats(void *arg, ev_poll_stats *out)
     }
 }
 
+/* How the workers share the load: /metrics. */
+static void
+server_worker_stats(void *arg, http_worker_stats *out)
+{
+    server *s = arg;
+    out->active = atomic_load(&s->nactive);
+    int pm = 0;
+    for (int i = 0; i < out->active; i++)
+        pm += atomic_load_explicit(&s->workers[i].busy_pm, memory_order_relaxed);
+    out->busy = pm / 1000.0;
+    out->moved = atomic_load_explicit(&s->moved, memory_order_relaxed);
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -986,10 +1205,14 @@ worker_main(void *arg)
     server_update_date(w);
     ev_timer_add(w->loop, SERVER_TICK_MS, worker_tick, w);
     ev_set_on_wake(w->loop, worker_on_wake, w);
-    ev_set_before_sleep(w->loop, worker_send_pending, w);
+    ev_set_before_sleep(w->loop, worker_before_sleep, w);
     if (atomic_load(&w->s->shutdown))
         worker_on_wake(w->loop, w);
     ev_run(w->loop);
+    pthread_mutex_lock(&w->inbox_mu);
+    w->inbox_closed = 1;
+    pthread_mutex_unlock(&w->inbox_mu);
+    worker_drain_inbox(w);
     for (conn *c = w->head.next; c != &w->head;) {
         conn *next = c->next;
         conn_close(c);
@@ -1043,8 +1266,11 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->nworkers = cfg->threads > 0 ? cfg->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (s->nworkers < 1)
         s->nworkers = 1;
-    if (s->nworkers > 128)
-        s->nworkers = 128;
+    if (s->nworkers > SERVER_MAX_WORKERS)
+        s->nworkers = SERVER_MAX_WORKERS;
+    atomic_init(&s->nactive, s->nworkers);
+    balance_init(&s->balance, cfg->park_below_pct, cfg->unpark_above_pct, cfg->unpark_spare_pm);
+    atomic_init(&s->moved, 0);
     size_t rows = cfg->row_cache_bytes == SIZE_MAX ? cfg->cache_bytes / 4 : cfg->row_cache_bytes;
     if (rows > cfg->cache_bytes)
         rows = cfg->cache_bytes;
@@ -1075,6 +1301,9 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     for (int i = 0; i < s->nworkers; i++) {
         s->workers[i].http_fd = s->workers[i].resp_fd = -1;
         pthread_mutex_init(&s->workers[i].inbox_mu, NULL);
+        atomic_init(&s->workers[i].parked, 0);
+        atomic_init(&s->workers[i].give_to, -1);
+        atomic_init(&s->workers[i].busy_pm, 0);
     }
     st = server_bind(cfg->listen, &s->workers[0].http_fd, &s->http_port, err);
     if (st == KILN_OK && cfg->resp_listen != NULL)
@@ -1094,8 +1323,6 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         w->argv = kiln_calloc(RESP_ARGS_MAX_DEFAULT, sizeof *w->argv);
         if (st == KILN_OK)
             st = ev_loop_new(setsize + 1024, &w->loop, err);
-        if (st == KILN_OK)
-            ev_set_busy_poll(w->loop, cfg->busy_poll_us);
         if (st == KILN_OK && w->http_fd >= 0)
             st = ev_add(w->loop, w->http_fd, EV_READABLE, server_on_accept, w, err);
         if (st == KILN_OK && w->resp_fd >= 0)
@@ -1137,6 +1364,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
     s->env.speed = s->speed;
     s->env.poll_stats = server_poll_stats;
     s->env.poll_stats_arg = s;
+    s->env.worker_stats = server_worker_stats;
+    s->env.worker_stats_arg = s;
     s->env.read_only = cfg->read_only;
     atomic_init(&s->env.draining, 0);
     s->renv.views = s->views;
@@ -1236,6 +1465,7 @@ server_free(server *s)
         free(w->argv);
     }
     free(s->workers);
+    balance_close(&s->balance);
     http_scanners_free(s->env.scanners);   /* before the views: scans hold versions */
     views_close(s->views);
     metrics_free(s->metrics);

@@ -3,7 +3,10 @@
  * keep-alive and pipelining (http.h, http_api.h) and, optionally, the Redis
  * protocol (resp.h, resp_api.h) on a second address. Worker 0 also accepts
  * on the (one per address) listening sockets and deals the connections out
- * round-robin. A background thread (views.h) swaps in new table versions.
+ * round-robin to the active workers: a worker the load does not need parks,
+ * handing its connections to the others, and comes back when they are busy
+ * and a core is free for it (balance.h). A background thread (views.h) swaps in
+ * new table versions.
  *
  * Per connection: a read buffer that grows up to max_request_bytes, an
  * output buffer that collects the responses of every request found in one
@@ -43,13 +46,23 @@
 #define SERVER_DRAIN_TIMEOUT_MS_DEFAULT 10000
 #define SERVER_CACHE_MB_DEFAULT 1024
 #define SERVER_OUT_HIGH (4u << 20)
+#define SERVER_MAX_WORKERS 128
+#define SERVER_BUSY_POLL_US_DEFAULT 200
+#define SERVER_POLL_BUSY_PM 500   /* a worker polls while busy over half a tick */
+#define SERVER_PARK_BELOW_DEFAULT 60
+#define SERVER_UNPARK_ABOVE_DEFAULT 85
 
 typedef struct server_config {
     const char *data_dir;
     const char *listen;               /* HTTP address */
     const char *resp_listen;          /* Redis-protocol address, or NULL */
     int threads;                      /* workers; 0 = one per CPU */
-    long busy_poll_us;                /* a worker's poll before sleeping (0: none; ev.h) */
+    long busy_poll_us;                /* a busy worker's poll before sleeping (0: none;
+                                         ev.h) */
+    int park_below_pct;               /* park a worker when the others would stay below
+                                         this % busy (0: never park) */
+    int unpark_above_pct;             /* bring one back above this % busy on average */
+    int unpark_spare_pm;              /* ... when this much of a core is idle (balance.h) */
     size_t cache_bytes;               /* block cache + row cache */
     size_t row_cache_bytes;           /* the row cache's part; SIZE_MAX = a quarter */
     int max_conns;

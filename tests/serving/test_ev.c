@@ -2,7 +2,8 @@
  * events of a ping-pong client are found by polling, not after sleeping;
  * without busy polling none are; a poll never holds up a timer; and a loop
  * whose thread shares its core with a busy thread stops polling (the wait
- * for a core is past the threshold) and still answers every ping.
+ * for a core is past the threshold) and still answers every ping; the
+ * loop's idle time counts its waits for events, not its callbacks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -227,6 +228,48 @@ busy_poll_backs_off_on_a_crowded_core(void **state)
     assert_true(st.backoffs >= 1);
 }
 
+static int64_t
+mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A timer that works for 100 ms of wall clock, then stops the loop. */
+static long
+spin_then_stop(ev_loop *l, long long id, void *data)
+{
+    (void)id;
+    (void)data;
+    int64_t until = mono_ns() + 100 * 1000000;
+    while (mono_ns() < until)
+        ;
+    ev_stop(l);
+    return EV_TIMER_STOP;
+}
+
+/* The loop's idle time counts its sleep for events and not its callbacks:
+ * a timer due in 150 ms that then works 100 ms leaves about 150 ms idle. */
+static void
+idle_time_counts_waiting_only(void **state)
+{
+    (void)state;
+    ev_loop *l;
+    kiln_err err;
+    assert_int_equal(ev_loop_new(64, &l, &err), KILN_OK);
+    assert_int_equal(ev_idle_ns(l), 0);
+    ev_timer_add(l, 150, spin_then_stop, NULL);
+    int64_t t0 = mono_ns();
+    ev_run(l);
+    int64_t wall = mono_ns() - t0;
+    uint64_t idle = ev_idle_ns(l);
+    assert_true(wall >= 250 * 1000000);
+    assert_true(idle >= 120 * 1000000);
+    assert_true((int64_t)idle <= wall - 100 * 1000000);
+    ev_loop_free(l);
+}
+
 int
 main(void)
 {
@@ -235,6 +278,7 @@ main(void)
         cmocka_unit_test(no_busy_poll_sleeps),
         cmocka_unit_test(busy_poll_keeps_timers),
         cmocka_unit_test(busy_poll_backs_off_on_a_crowded_core),
+        cmocka_unit_test(idle_time_counts_waiting_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

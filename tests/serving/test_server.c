@@ -6,7 +6,8 @@
  * oversized requests, limits (connections, idle timeout), keep-alive and
  * pipelining, HEAD, paths that try to leave the data directory, and the
  * Redis protocol (GET, MGET, EXISTS, PING, INFO, SELECT, TABLE/ROW keys,
- * pipelining, protocol errors).
+ * pipelining, protocol errors), and connections handed between workers
+ * as one parks and comes back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1031,6 +1032,133 @@ replies_of_one_turn(void **state)
 /* A published version that cannot be opened (a truncated file) is reported
  * and the previous one keeps being served; a table created while serving
  * appears within the listing interval. */
+/* ------------------------------------------------------------------ workers parking */
+
+/* A metric's value in a /metrics body, or -1 if absent. */
+static double
+metric(int port, const char *name)
+{
+    fx_resp r = {0};
+    fx_get(port, "/metrics", NULL, &r);
+    buf_append_u8(&r.body, '\0');
+    char want[128];
+    snprintf(want, sizeof want, "\n%s ", name);
+    const char *at = strstr((const char *)r.body.data, want);
+    double v = at != NULL ? strtod(at + strlen(want), NULL) : -1;
+    fx_resp_free(&r);
+    return v;
+}
+
+#define MOVE_HTTP 6
+#define MOVE_RESP 6
+#define MOVE_PIPE 4
+
+/* A server whose second worker parks after a second of any load and comes
+ * back at the next tick: connections are handed back and forth while
+ * clients keep requests in flight on each of them (pipelined, over HTTP
+ * and the Redis protocol, which keeps its SELECTed database). Every answer
+ * is the row asked for; the server shuts down with requests in flight. */
+static void
+connections_move_between_workers(void **state)
+{
+    (void)state;
+    server_config cfg;
+    server_config_init(&cfg);
+    cfg.data_dir = data_dir;
+    cfg.listen = "127.0.0.1:0";
+    cfg.resp_listen = "127.0.0.1:0";
+    cfg.threads = 2;
+    cfg.cache_bytes = 8u << 20;
+    cfg.read_only = 1;
+    cfg.park_below_pct = 1000;   /* always light: park after a second */
+    cfg.unpark_above_pct = 0;    /* any work: come back */
+    cfg.unpark_spare_pm = 0;
+    server *s2;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(server_start(&cfg, &s2, &err), &err, "server_start");
+    int hp = server_http_port(s2), rp = server_resp_port(s2);
+    fx_conn h[MOVE_HTTP], r[MOVE_RESP];
+    for (int i = 0; i < MOVE_HTTP; i++)
+        h[i] = (fx_conn){fx_connect(hp), KBUF_INIT};
+    for (int i = 0; i < MOVE_RESP; i++) {
+        r[i] = (fx_conn){fx_connect(rp), KBUF_INIT};
+        RESP_EXPECT(&r[i], "*2\r\n$6\r\nSELECT\r\n$1\r\n1\r\n", "+OK\r\n");
+    }
+    fx_resp resp = {0};
+    kbuf got = KBUF_INIT;
+    unsigned seq = 0;
+    double end = fx_now() + 3.5;
+    while (fx_now() < end) {
+        unsigned first = seq;
+        for (int i = 0; i < MOVE_HTTP; i++) {
+            char req[MOVE_PIPE * 128];
+            size_t n = 0;
+            for (int k = 0; k < MOVE_PIPE; k++)
+                n += (size_t)snprintf(req + n, sizeof req - n,
+                                      "GET /t/row%04u/f:q HTTP/1.1\r\nHost: t\r\n"
+                                      "Accept: application/octet-stream\r\n\r\n",
+                                      (seq++ * 7) % SCAN_ROWS);
+            fx_send(h[i].fd, req, n);
+        }
+        for (int i = 0; i < MOVE_RESP; i++) {
+            char req[MOVE_PIPE * 64];
+            size_t n = 0;
+            for (int k = 0; k < MOVE_PIPE; k++)
+                n += (size_t)snprintf(req + n, sizeof req - n,
+                                      "*2\r\n$3\r\nGET\r\n$7\r\nrow%04u\r\n",
+                                      (seq++ * 7) % SCAN_ROWS);
+            fx_send(r[i].fd, req, n);
+        }
+        seq = first;
+        for (int i = 0; i < MOVE_HTTP; i++) {
+            for (int k = 0; k < MOVE_PIPE; k++) {
+                char want[32];
+                snprintf(want, sizeof want, "val-%u", (seq++ * 7) % SCAN_ROWS);
+                if (fx_read_response(&h[i], &resp, 0) != 0)
+                    fail_msg("HTTP connection %d closed", i);
+                assert_int_equal(resp.h.status, 200);
+                if (resp.body.len != strlen(want) || memcmp(resp.body.data, want, resp.body.len))
+                    fail_msg("HTTP %d: got %.*s, want %s", i, (int)resp.body.len,
+                             resp.body.data, want);
+            }
+        }
+        for (int i = 0; i < MOVE_RESP; i++) {
+            for (int k = 0; k < MOVE_PIPE; k++) {
+                unsigned row = (seq++ * 7) % SCAN_ROWS;
+                char want[32];
+                int wn = snprintf(want, sizeof want, "$%d\r\nval-%u\r\n",
+                                  snprintf(NULL, 0, "val-%u", row), row);
+                resp_reply(&r[i], &got);
+                if (got.len != (size_t)wn || memcmp(got.data, want, got.len) != 0)
+                    fail_msg("RESP %d: got %.*s, want %s", i, (int)got.len, got.data, want);
+            }
+        }
+    }
+    /* at least one park and one return, each moving half the connections */
+    double moved = metric(hp, "kiln_connections_moved_total");
+    if (moved < MOVE_HTTP + MOVE_RESP)
+        fail_msg("%.0f connections moved between workers in 3.5 s", moved);
+    double active = metric(hp, "kiln_workers_active");
+    assert_true(active == 1 || active == 2);
+    /* requests in flight while the server shuts down */
+    for (int i = 0; i < MOVE_RESP; i++)
+        fx_send(r[i].fd, "*2\r\n$3\r\nGET\r\n$7\r\nrow0001\r\n", 26);
+    server_shutdown(s2);
+    server_wait(s2);
+    server_free(s2);
+    for (int i = 0; i < MOVE_HTTP; i++) {
+        close(h[i].fd);
+        buf_free(&h[i].in);
+    }
+    for (int i = 0; i < MOVE_RESP; i++) {
+        close(r[i].fd);
+        buf_free(&r[i].in);
+    }
+    fx_resp_free(&resp);
+    buf_free(&got);
+}
+
 static void
 broken_version_keeps_the_old_one(void **state)
 {
@@ -1105,6 +1233,7 @@ main(void)
         cmocka_unit_test(keep_alive_and_pipelining),
         cmocka_unit_test(connection_limit_and_idle_timeout),
         cmocka_unit_test(broken_version_keeps_the_old_one),
+        cmocka_unit_test(connections_move_between_workers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
