@@ -29,7 +29,9 @@ balance_close(balance *b)
 }
 
 /* The first line of /proc/stat: "cpu  user nice system idle iowait irq
- * softirq steal ..." in jiffies. Idle is idle + iowait. */
+ * softirq steal ..." in jiffies. Free is idle + iowait + nice: a worker
+ * takes the time of niced work (such as the server's own swap warm-up, at
+ * nice 10) back from it. */
 static int
 balance_read_stat(balance *b, unsigned long long *idle, unsigned long long *total)
 {
@@ -46,7 +48,7 @@ balance_read_stat(balance *b, unsigned long long *idle, unsigned long long *tota
     if (sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
                &v[4], &v[5], &v[6], &v[7]) < 5)
         return -1;
-    *idle = v[3] + v[4];
+    *idle = v[3] + v[4] + v[1];
     *total = 0;
     for (int i = 0; i < 8; i++)
         *total += v[i];

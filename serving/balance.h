@@ -52,7 +52,8 @@ void balance_close(balance *b);
 
 /* The machine's idle CPU over the last BALANCE_IDLE_TICKS calls, in
  * thousandths of a core (/proc/stat), or -1 before there are two readings
- * or if /proc/stat cannot be read. Call once a tick. */
+ * or if /proc/stat cannot be read. CPU time spent in niced processes
+ * counts as idle: a worker takes it back from them. Call once a tick. */
 int balance_idle_pm(balance *b);
 
 /* One tick: active of nworkers take connections, their busy time summed

@@ -85,6 +85,19 @@ build_data(void)
     fx_create(data_dir, "empty", efams, NULL, 0);
 }
 
+/* A read-only server of the test's data on ephemeral loopback ports. */
+static void
+test_config(server_config *cfg)
+{
+    server_config_init(cfg);
+    cfg->data_dir = data_dir;
+    cfg->listen = "127.0.0.1:0";
+    cfg->resp_listen = "127.0.0.1:0";
+    cfg->threads = 2;
+    cfg->cache_bytes = 8u << 20;
+    cfg->read_only = 1;   /* the read API; writes are write_test.sh's */
+}
+
 static int
 setup(void **state)
 {
@@ -92,19 +105,13 @@ setup(void **state)
     slog_set_quiet(1);
     build_data();
     server_config cfg;
-    server_config_init(&cfg);
-    cfg.data_dir = data_dir;
-    cfg.listen = "127.0.0.1:0";
-    cfg.resp_listen = "127.0.0.1:0";
-    cfg.threads = 2;
-    cfg.cache_bytes = 8u << 20;
+    test_config(&cfg);
     cfg.max_request_bytes = 8192;
     cfg.max_headers = 16;
     cfg.page_rows = PAGE_ROWS;
     static const char *const cols[] = {"ns1:other=d:b"};
     cfg.resp_columns = cols;
     cfg.resp_column_count = 1;
-    cfg.read_only = 1;   /* the read API; writes are write_test.sh's */
     kiln_err err;
     status_clear(&err);
     fx_must(server_start(&cfg, &srv, &err), &err, "server_start");
@@ -1063,13 +1070,7 @@ connections_move_between_workers(void **state)
 {
     (void)state;
     server_config cfg;
-    server_config_init(&cfg);
-    cfg.data_dir = data_dir;
-    cfg.listen = "127.0.0.1:0";
-    cfg.resp_listen = "127.0.0.1:0";
-    cfg.threads = 2;
-    cfg.cache_bytes = 8u << 20;
-    cfg.read_only = 1;
+    test_config(&cfg);
     cfg.park_below_pct = 1000;   /* always light: park after a second */
     cfg.unpark_above_pct = 0;    /* any work: come back */
     cfg.unpark_spare_pm = 0;
