@@ -48,6 +48,7 @@ typedef struct http_worker_stats {
     int active;                   /* workers taking connections; the others park */
     double busy;                  /* the active workers' busy part of the last tick, summed */
     uint64_t moved;               /* connections handed from one worker to another */
+    int away;                     /* connections not on their clients' CPU's worker */
 } http_worker_stats;
 
 /* What every worker shares. */

@@ -278,7 +278,10 @@ http_metrics_render(http_api *a, http_api_reply *out)
                         "# TYPE kiln_workers_busy gauge\nkiln_workers_busy %.3f\n"
                         "# HELP kiln_connections_moved_total Connections handed from one "
                         "worker to another.\n# TYPE kiln_connections_moved_total counter\n"
-                        "kiln_connections_moved_total %llu\n",
-                        ws.active, ws.busy, (unsigned long long)ws.moved);
+                        "kiln_connections_moved_total %llu\n"
+                        "# HELP kiln_connections_away Connections on another worker than the "
+                        "one serving their client's CPU (balance kept them there).\n"
+                        "# TYPE kiln_connections_away gauge\nkiln_connections_away %d\n",
+                        ws.active, ws.busy, (unsigned long long)ws.moved, ws.away);
     }
 }

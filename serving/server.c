@@ -50,6 +50,7 @@
 #define SERVER_LINGER_MS 2000
 #define SERVER_ACCEPT_BATCH 64
 #define SERVER_BACKLOG 1024
+#define SERVER_ALIGN_SCAN 256      /* connections a tick looks at for their home */
 
 enum { CONN_HTTP = 0, CONN_RESP = 1 };
 
@@ -99,6 +100,9 @@ struct worker {
     _Atomic int give_to;         /* the worker to hand a share of them to, or -1 */
     uint64_t idle_ns, busy_at_ns;   /* ev_idle_ns and the clock at the last tick */
     _Atomic int busy_pm;         /* thousandths of the last tick spent working */
+    _Atomic int nconns_seen;     /* nconns at the last tick or hand-off */
+    int align_due;               /* the tick asks for connections to go home */
+    _Atomic int away;            /* connections left away from home at the last look */
     views_reader *reader;
     views_ctx *ctx;
     http_api *api;
@@ -954,61 +958,149 @@ worker_give(worker *w, worker *t, conn *list, size_t n)
     ev_wake(t->loop);
 }
 
-/* Between turns: hand up to count connections to workers to[0..nto-1] in
- * turn. A connection with a suspended request or a scan's continuation
- * stays. */
-static void
-worker_hand_off(worker *w, size_t count, const int *to, int nto)
+/* The worker whose clients c belongs with: its packets last came in on CPU
+ * cpu (SO_INCOMING_CPU: for loopback, the CPU its client sent from; for a
+ * network card, the CPU of its receive queue), and worker cpu % active
+ * serves that CPU's connections. -1 if unknown. A client thread's
+ * connections then meet on one worker, which answers them in one turn and
+ * wakes that thread once for all of them. */
+static int
+conn_home(const conn *c, int active)
 {
-    conn *list[SERVER_MAX_WORKERS] = {NULL};
-    size_t given[SERVER_MAX_WORKERS] = {0};
-    size_t done = 0;
-    for (conn *c = w->head.next; c != &w->head && done < count;) {
+    int cpu = -1;
+    socklen_t len = sizeof cpu;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) != 0 || cpu < 0)
+        return -1;
+    return cpu % active;
+}
+
+/* Connections on their way from w to other workers, one list per worker. */
+typedef struct handoff {
+    conn *list[SERVER_MAX_WORKERS];
+    size_t n[SERVER_MAX_WORKERS];
+    size_t total;
+} handoff;
+
+/* Can c move now? Not with a suspended request or a scan's continuation
+ * (they hold the worker's own state), nor with replies not yet sent. */
+static int
+conn_movable(const conn *c)
+{
+    return !c->suspended && c->cont == NULL && c->pend_next == NULL;
+}
+
+/* Take c off w's loop and list, bound for worker t. */
+static void
+handoff_add(handoff *h, worker *w, conn *c, int t)
+{
+    c->moved_mask = ev_mask(w->loop, c->fd);
+    ev_del(w->loop, c->fd, EV_READABLE | EV_WRITABLE);
+    c->prev->next = c->next;
+    c->next->prev = c->prev;
+    w->nconns--;
+    metrics_conn(w->m, -1);
+    c->next = h->list[t];
+    h->list[t] = c;
+    h->n[t]++;
+    h->total++;
+}
+
+static void
+handoff_send(handoff *h, worker *w)
+{
+    for (int t = 0; t < w->s->nworkers; t++)
+        worker_give(w, &w->s->workers[t], h->list[t], h->n[t]);
+    atomic_store_explicit(&w->nconns_seen, (int)w->nconns, memory_order_relaxed);
+}
+
+/* w parks: every connection that can move goes to an active worker, its
+ * home if it has one. */
+static void
+worker_park(worker *w, int active)
+{
+    handoff h = {{NULL}, {0}, 0};
+    for (conn *c = w->head.next; c != &w->head;) {
         conn *next = c->next;
-        if (c->suspended || c->cont != NULL || c->pend_next != NULL) {
-            c = next;
-            continue;
+        if (conn_movable(c)) {
+            int t = conn_home(c, active);
+            handoff_add(&h, w, c, t >= 0 ? t : (int)(h.total % (size_t)active));
         }
-        c->moved_mask = ev_mask(w->loop, c->fd);
-        ev_del(w->loop, c->fd, EV_READABLE | EV_WRITABLE);
-        c->prev->next = c->next;
-        c->next->prev = c->prev;
-        w->nconns--;
-        metrics_conn(w->m, -1);
-        int k = (int)(done++ % (size_t)nto);
-        c->next = list[k];
-        list[k] = c;
-        given[k]++;
         c = next;
     }
-    for (int k = 0; k < nto; k++)
-        worker_give(w, &w->s->workers[to[k]], list[k], given[k]);
+    handoff_send(&h, w);
+}
+
+/* Worker t came back: it gets count of w's connections, those whose home
+ * it is first. */
+static void
+worker_share(worker *w, int t, size_t count, int active)
+{
+    handoff h = {{NULL}, {0}, 0};
+    for (int pass = 0; pass < 2 && h.total < count; pass++) {
+        for (conn *c = w->head.next; c != &w->head && h.total < count;) {
+            conn *next = c->next;
+            if (conn_movable(c) && (pass == 1 || conn_home(c, active) == t))
+                handoff_add(&h, w, c, t);
+            c = next;
+        }
+    }
+    handoff_send(&h, w);
+}
+
+/* Connections away from home go there, as long as their home worker has
+ * no more than w: the workers stay within two connections of each other
+ * however the clients are spread, and two workers each holding the
+ * other's connections trade them one a tick. At most
+ * SERVER_ALIGN_SCAN connections are looked at per tick. */
+static void
+worker_align(worker *w, int active)
+{
+    handoff h = {{NULL}, {0}, 0};
+    int seen[SERVER_MAX_WORKERS];
+    for (int t = 0; t < active; t++)
+        seen[t] = atomic_load_explicit(&w->s->workers[t].nconns_seen, memory_order_relaxed);
+    int looked = 0, away = 0;
+    for (conn *c = w->head.next; c != &w->head && looked < SERVER_ALIGN_SCAN; looked++) {
+        conn *next = c->next;
+        int t = conn_movable(c) ? conn_home(c, active) : -1;
+        if (t >= 0 && t != w->id && seen[t] <= (int)w->nconns) {
+            handoff_add(&h, w, c, t);
+            seen[t]++;
+        } else if (t >= 0 && t != w->id) {
+            away++;
+        }
+        c = next;
+    }
+    handoff_send(&h, w);
+    atomic_store_explicit(&w->away, away, memory_order_relaxed);
 }
 
 /* The hook before each sleep: send the turn's replies, then hand
- * connections over if w parks or a worker came back. */
+ * connections over if w parks, a worker came back, or the tick asked for
+ * connections to go home. */
 static void
 worker_before_sleep(ev_loop *l, void *data)
 {
     worker *w = data;
     worker_send_pending(l, w);
     server *s = w->s;
+    int align = w->align_due;
+    w->align_due = 0;
+    if (align)
+        atomic_store_explicit(&w->away, 0, memory_order_relaxed);
     if (atomic_load_explicit(&s->shutdown, memory_order_relaxed) || w->nconns == 0)
         return;
-    int to[SERVER_MAX_WORKERS];
+    int active = atomic_load(&s->nactive);
     if (atomic_load_explicit(&w->parked, memory_order_relaxed)) {
-        int k = atomic_load(&s->nactive);
-        for (int i = 0; i < k; i++)
-            to[i] = i;
-        if (k > 0 && k <= w->id)
-            worker_hand_off(w, w->nconns, to, k);
+        if (active > 0 && active <= w->id)
+            worker_park(w, active);
         return;
     }
     int t = atomic_exchange(&w->give_to, -1);
-    if (t >= 0 && t != w->id) {
-        to[0] = t;
-        worker_hand_off(w, w->nconns / (size_t)atomic_load(&s->nactive), to, 1);
-    }
+    if (t >= 0 && t != w->id && t < active)
+        worker_share(w, t, w->nconns / (size_t)active, active);
+    else if (align && active > 1 && w->id < active)
+        worker_align(w, active);
 }
 
 /* ------------------------------------------------------------------ timers, drain */
@@ -1130,6 +1222,8 @@ worker_tick(ev_loop *l, long long id, void *data)
     int64_t now = ev_now_ms(l);
     views_reader_refresh(w->reader);
     worker_measure(w);
+    atomic_store_explicit(&w->nconns_seen, (int)w->nconns, memory_order_relaxed);
+    w->align_due = 1;
     if (w->id == 0)
         server_balance(w->s);
     if (now - w->last_sweep_ms >= 1000 || w->draining) {
@@ -1191,6 +1285,9 @@ server_worker_stats(void *arg, http_worker_stats *out)
         pm += atomic_load_explicit(&s->workers[i].busy_pm, memory_order_relaxed);
     out->busy = pm / 1000.0;
     out->moved = atomic_load_explicit(&s->moved, memory_order_relaxed);
+    out->away = 0;
+    for (int i = 0; i < s->nworkers; i++)
+        out->away += atomic_load_explicit(&s->workers[i].away, memory_order_relaxed);
 }
 
 static void *
@@ -1304,6 +1401,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         atomic_init(&s->workers[i].parked, 0);
         atomic_init(&s->workers[i].give_to, -1);
         atomic_init(&s->workers[i].busy_pm, 0);
+        atomic_init(&s->workers[i].nconns_seen, 0);
+        atomic_init(&s->workers[i].away, 0);
     }
     st = server_bind(cfg->listen, &s->workers[0].http_fd, &s->http_port, err);
     if (st == KILN_OK && cfg->resp_listen != NULL)

@@ -6,8 +6,9 @@
  * oversized requests, limits (connections, idle timeout), keep-alive and
  * pipelining, HEAD, paths that try to leave the data directory, and the
  * Redis protocol (GET, MGET, EXISTS, PING, INFO, SELECT, TABLE/ROW keys,
- * pipelining, protocol errors), and connections handed between workers
- * as one parks and comes back.
+ * pipelining, protocol errors), connections handed between workers as one
+ * parks and comes back, and connections gathered on the worker of their
+ * client's CPU.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,8 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "serving/server.h"
 #include "serving/slog.h"
@@ -1160,6 +1163,107 @@ connections_move_between_workers(void **state)
     buf_free(&got);
 }
 
+#define HOME_CONNS 8
+
+typedef struct home_client {
+    int cpu, port;
+    fx_conn c[HOME_CONNS];
+    pthread_barrier_t *connected;
+    double until;
+    const char *error;
+} home_client;
+
+static int
+pin_to(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+/* A client thread on one CPU: its connections, then GETs on all of them. */
+static void *
+home_client_main(void *arg)
+{
+    home_client *hc = arg;
+    if (pin_to(hc->cpu) != 0) {
+        hc->error = "pthread_setaffinity_np failed";
+        pthread_barrier_wait(hc->connected);
+        return NULL;
+    }
+    for (int i = 0; i < HOME_CONNS; i++)
+        hc->c[i] = (fx_conn){fx_connect(hc->port), KBUF_INIT};
+    pthread_barrier_wait(hc->connected);
+    fx_resp r = {0};
+    static const char req[] = "GET /t/row0003/f:q HTTP/1.1\r\nHost: t\r\n"
+                              "Accept: application/octet-stream\r\n\r\n";
+    while (hc->error == NULL && fx_now() < hc->until) {
+        for (int i = 0; i < HOME_CONNS; i++)
+            fx_send(hc->c[i].fd, req, sizeof req - 1);
+        for (int i = 0; i < HOME_CONNS && hc->error == NULL; i++) {
+            if (fx_read_response(&hc->c[i], &r, 0) != 0 || r.h.status != 200 ||
+                r.body.len != 5 || memcmp(r.body.data, "val-3", 5) != 0)
+                hc->error = "a GET went wrong";
+        }
+    }
+    fx_resp_free(&r);
+    return NULL;
+}
+
+/* Two client threads, one on CPU 0 and one on CPU 1, each with eight
+ * connections, dealt round-robin as they connect: each worker starts with
+ * half its connections from the other CPU. The workers trade them until
+ * every connection is on the worker of its client's CPU. Needs two CPUs. */
+static void
+connections_go_home(void **state)
+{
+    (void)state;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        fail_msg("connections_go_home needs two CPUs, this machine has one");
+    server_config cfg;
+    test_config(&cfg);
+    cfg.park_below_pct = 0;   /* both workers take connections throughout */
+    server *s2;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(server_start(&cfg, &s2, &err), &err, "server_start");
+    int hp = server_http_port(s2);
+    pthread_barrier_t connected;
+    pthread_barrier_init(&connected, NULL, 3);
+    home_client hc[2];
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++) {
+        memset(&hc[k], 0, sizeof hc[k]);
+        hc[k].cpu = k;
+        hc[k].port = hp;
+        hc[k].connected = &connected;
+        hc[k].until = fx_now() + 3.0;
+        assert_int_equal(pthread_create(&th[k], NULL, home_client_main, &hc[k]), 0);
+    }
+    pthread_barrier_wait(&connected);
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+    for (int k = 0; k < 2; k++)
+        if (hc[k].error != NULL)
+            fail_msg("client on CPU %d: %s", k, hc[k].error);
+    double moved = metric(hp, "kiln_connections_moved_total");
+    double away = metric(hp, "kiln_connections_away");
+    if (moved < HOME_CONNS || away > 1)
+        fail_msg("%.0f connections moved, %.0f still away from their client's CPU's worker",
+                 moved, away);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < HOME_CONNS; i++) {
+            close(hc[k].c[i].fd);
+            buf_free(&hc[k].c[i].in);
+        }
+    }
+    pthread_barrier_destroy(&connected);
+    server_shutdown(s2);
+    server_wait(s2);
+    server_free(s2);
+}
+
 static void
 broken_version_keeps_the_old_one(void **state)
 {
@@ -1235,6 +1339,7 @@ main(void)
         cmocka_unit_test(connection_limit_and_idle_timeout),
         cmocka_unit_test(broken_version_keeps_the_old_one),
         cmocka_unit_test(connections_move_between_workers),
+        cmocka_unit_test(connections_go_home),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
