@@ -77,6 +77,13 @@ balance_idle_pm(balance *b)
     return (int)(di * 1000ull * (unsigned long long)b->ncpu / dt);
 }
 
+void
+balance_clients(balance *b, unsigned long long accepted, int conns)
+{
+    b->accepted = accepted;
+    b->conns = conns;
+}
+
 int
 balance_step(balance *b, int active, int nworkers, int load_pm, int idle_pm)
 {
@@ -88,12 +95,18 @@ balance_step(balance *b, int active, int nworkers, int load_pm, int idle_pm)
         b->trial_tick = -1;
     if (active < nworkers && load_pm > active * b->unpark_above_pm &&
         (idle_pm < 0 || idle_pm >= b->spare_pm)) {
-        if (trial_on)
+        if (trial_on) {
             b->hold_until = b->tick + BALANCE_HOLD_TICKS;
+            b->hold_accepted = b->accepted;
+            b->hold_conns = b->conns;
+        }
         b->trial_tick = -1;
         b->park_ticks = 0;
         return 1;
     }
+    unsigned long long fresh = (unsigned long long)(b->hold_conns > 1 ? b->hold_conns / 2 : 1);
+    if (b->tick < b->hold_until && b->accepted - b->hold_accepted >= fresh)
+        b->hold_until = b->tick;   /* other clients: a trial may tell otherwise */
     int light = active > 1 && load_pm < (active - 1) * b->park_below_pm;
     int full = active > 1 && idle_pm >= 0 && idle_pm < BALANCE_FULL_PM &&
                b->tick >= b->hold_until;

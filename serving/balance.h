@@ -18,7 +18,9 @@
  *   - park, trial: for BALANCE_PARK_TICKS ticks in a row the cores have
  *     been full (under a tenth of a core idle). The trial fails if a core comes free within
  *     BALANCE_TRIAL_TICKS while the remaining workers are busy: the worker
- *     comes back, and no trial is made for BALANCE_HOLD_TICKS.
+ *     comes back, and no trial is made for BALANCE_HOLD_TICKS, or until
+ *     the clients have changed: as many connections accepted since as half
+ *     of those open then (balance_clients).
  *
  * Without a reading of the machine's idle CPU (idle_pm < 0) a worker comes
  * back on the load alone, and no trial is made.
@@ -39,6 +41,10 @@ typedef struct balance {
     int park_ticks;               /* ticks in a row one fewer worker would do */
     long trial_tick;              /* when a trial parked a worker (-1: none on) */
     long hold_until;              /* no trial before this tick */
+    unsigned long long accepted;  /* balance_clients' latest figures */
+    int conns;
+    unsigned long long hold_accepted;   /* ... when the hold began */
+    int hold_conns;
     /* the machine's CPU time (jiffies: idle, all) at the last ticks */
     int statfd;                   /* /proc/stat (-2: not opened) */
     int ncpu;
@@ -55,6 +61,10 @@ void balance_close(balance *b);
  * or if /proc/stat cannot be read. CPU time spent in niced processes
  * counts as idle: a worker takes it back from them. Call once a tick. */
 int balance_idle_pm(balance *b);
+
+/* The connections accepted so far and open now; call before each
+ * balance_step to let new clients end a hold. */
+void balance_clients(balance *b, unsigned long long accepted, int conns);
 
 /* One tick: active of nworkers take connections, their busy time summed
  * is load_pm, and idle_pm is balance_idle_pm's. Returns -1 to park worker

@@ -133,6 +133,7 @@ struct server {
     int nworkers;
     int http_port, resp_port;
     unsigned next_worker;        /* round-robin (worker 0's thread only) */
+    uint64_t accepted;           /* connections accepted (worker 0's) */
     _Atomic int nactive;         /* workers 0..nactive-1 take connections; the rest park */
     balance balance;             /* how many workers the load needs (worker 0's) */
     _Atomic uint64_t moved;      /* connections handed from one worker to another */
@@ -826,6 +827,7 @@ server_on_accept(ev_loop *l, int lfd, void *data, int mask)
             continue;
         }
         atomic_fetch_add_explicit(&s->conns, 1, memory_order_relaxed);
+        s->accepted++;
         unsigned active = (unsigned)atomic_load_explicit(&s->nactive, memory_order_relaxed);
         worker *t = &s->workers[s->next_worker++ % active];
         if (t == w) {
@@ -883,6 +885,8 @@ server_balance(server *s)
     int load = 0;
     for (int i = 0; i < k; i++)
         load += atomic_load_explicit(&s->workers[i].busy_pm, memory_order_relaxed);
+    balance_clients(&s->balance, s->accepted,
+                    atomic_load_explicit(&s->conns, memory_order_relaxed));
     int step = balance_step(&s->balance, k, n, load, balance_idle_pm(&s->balance));
     if (step > 0) {
         atomic_store(&s->workers[k].parked, 0);

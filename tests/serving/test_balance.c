@@ -3,9 +3,10 @@
  * worker comes back only while a core is idle, so a lone worker beside a
  * client that takes the other core stays alone; full cores park a worker on
  * trial, and a core coming free while the rest are busy brings it back and
- * stops trials for the hold time; a trial that frees no core stands; no
- * parking when it is turned off; without an idle reading, the load alone
- * decides; /proc/stat gives an idle figure within the machine's cores.
+ * stops trials for the hold time, or until new clients came; a trial that
+ * frees no core stands; no parking when it is turned off; without an idle
+ * reading, the load alone decides; /proc/stat gives an idle figure within
+ * the machine's cores.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,6 +98,24 @@ full_cores_park_on_trial(void **state)
 }
 
 static void
+new_clients_end_a_hold(void **state)
+{
+    (void)state;
+    int step;
+    balance_clients(&b, 100, 50);
+    assert_int_equal(ticks_until(2, 1800, 30, 100, &step), BALANCE_PARK_TICKS);
+    assert_int_equal(step, -1);
+    assert_int_equal(balance_step(&b, 1, 2, 980, 450), 1);   /* failed: hold */
+    /* the same clients: no trial for the hold time */
+    balance_clients(&b, 124, 50);
+    assert_int_equal(ticks_until(2, 1800, 30, 50, &step), 51);
+    /* half as many new connections as were open: trials again */
+    balance_clients(&b, 125, 50);
+    assert_int_equal(ticks_until(2, 1800, 30, 100, &step), BALANCE_PARK_TICKS);
+    assert_int_equal(step, -1);
+}
+
+static void
 trial_that_frees_no_core_stands(void **state)
 {
     (void)state;
@@ -163,6 +182,7 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(full_cores_park_on_trial, setup, teardown),
         cmocka_unit_test_setup_teardown(trial_that_frees_no_core_stands, setup, teardown),
+        cmocka_unit_test_setup_teardown(new_clients_end_a_hold, setup, teardown),
         cmocka_unit_test_setup_teardown(parking_off_and_no_idle_reading, setup, teardown),
         cmocka_unit_test_setup_teardown(idle_reading_within_the_cores, setup, teardown),
     };

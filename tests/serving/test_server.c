@@ -1166,9 +1166,8 @@ connections_move_between_workers(void **state)
 #define HOME_CONNS 8
 
 typedef struct home_client {
-    int cpu, port;
+    int cpu;
     fx_conn c[HOME_CONNS];
-    pthread_barrier_t *connected;
     double until;
     const char *error;
 } home_client;
@@ -1182,19 +1181,15 @@ pin_to(int cpu)
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
-/* A client thread on one CPU: its connections, then GETs on all of them. */
+/* A client thread on one CPU: GETs on all of its connections. */
 static void *
 home_client_main(void *arg)
 {
     home_client *hc = arg;
     if (pin_to(hc->cpu) != 0) {
         hc->error = "pthread_setaffinity_np failed";
-        pthread_barrier_wait(hc->connected);
         return NULL;
     }
-    for (int i = 0; i < HOME_CONNS; i++)
-        hc->c[i] = (fx_conn){fx_connect(hc->port), KBUF_INIT};
-    pthread_barrier_wait(hc->connected);
     fx_resp r = {0};
     static const char req[] = "GET /t/row0003/f:q HTTP/1.1\r\nHost: t\r\n"
                               "Accept: application/octet-stream\r\n\r\n";
@@ -1212,9 +1207,10 @@ home_client_main(void *arg)
 }
 
 /* Two client threads, one on CPU 0 and one on CPU 1, each with eight
- * connections, dealt round-robin as they connect: each worker starts with
- * half its connections from the other CPU. The workers trade them until
- * every connection is on the worker of its client's CPU. Needs two CPUs. */
+ * connections. The first thread's eight are opened first and dealt
+ * round-robin, then the second's: each worker starts with four of each, so
+ * eight are away from home. The workers trade them until every connection
+ * is on the worker of its client's CPU. Needs two CPUs. */
 static void
 connections_go_home(void **state)
 {
@@ -1229,19 +1225,18 @@ connections_go_home(void **state)
     status_clear(&err);
     fx_must(server_start(&cfg, &s2, &err), &err, "server_start");
     int hp = server_http_port(s2);
-    pthread_barrier_t connected;
-    pthread_barrier_init(&connected, NULL, 3);
     home_client hc[2];
     pthread_t th[2];
     for (int k = 0; k < 2; k++) {
         memset(&hc[k], 0, sizeof hc[k]);
         hc[k].cpu = k;
-        hc[k].port = hp;
-        hc[k].connected = &connected;
+        for (int i = 0; i < HOME_CONNS; i++)
+            hc[k].c[i] = (fx_conn){fx_connect(hp), KBUF_INIT};
+    }
+    for (int k = 0; k < 2; k++) {
         hc[k].until = fx_now() + 3.0;
         assert_int_equal(pthread_create(&th[k], NULL, home_client_main, &hc[k]), 0);
     }
-    pthread_barrier_wait(&connected);
     for (int k = 0; k < 2; k++)
         assert_int_equal(pthread_join(th[k], NULL), 0);
     for (int k = 0; k < 2; k++)
@@ -1258,7 +1253,6 @@ connections_go_home(void **state)
             buf_free(&hc[k].c[i].in);
         }
     }
-    pthread_barrier_destroy(&connected);
     server_shutdown(s2);
     server_wait(s2);
     server_free(s2);
