@@ -50,12 +50,17 @@ expect_rc "--help" 0 "$SERVER" --help
 expect_grep "--help usage" "$T/out" '^Usage: kiln-server \[--data DIR\] \[--listen ADDR\] \[--threads N\] \[--cache-mb N\]'
 expect_grep "--help resp-column" "$T/out" 'resp-column'
 expect_grep "--help busy-poll-us" "$T/out" 'busy-poll-us N'
+expect_grep "--help park-below" "$T/out" 'park-below PCT'
+expect_grep "--help unpark-above" "$T/out" 'unpark-above PCT'
 expect_rc "--version" 0 "$SERVER" --version
 expect_grep "--version text" "$T/out" '^kiln-server [0-9]+\.[0-9]+\.[0-9]+$'
 expect_rc "unknown option" 64 "$SERVER" --nope
 expect_rc "bad threads" 64 "$SERVER" --threads 0
 expect_rc "bad busy poll" 64 "$SERVER" --busy-poll-us 100001
 expect_rc "busy poll not a number" 64 "$SERVER" --busy-poll-us 5x
+expect_rc "bad park-below" 64 "$SERVER" --park-below 1001
+expect_rc "bad unpark-above" 64 "$SERVER" --unpark-above 101
+expect_rc "park-below not a number" 64 "$SERVER" --park-below x
 expect_rc "bad address" 64 "$SERVER" --data "$D" --listen nonsense
 expect_rc "bad resp column" 64 "$SERVER" --data "$D" --listen 127.0.0.1:0 --resp-column nocolon
 
