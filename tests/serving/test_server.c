@@ -101,6 +101,25 @@ test_config(server_config *cfg)
     cfg->read_only = 1;   /* the read API; writes are write_test.sh's */
 }
 
+/* Start a server of cfg, failing the test if it does not start. */
+static server *
+start(const server_config *cfg)
+{
+    server *s;
+    kiln_err err;
+    status_clear(&err);
+    fx_must(server_start(cfg, &s, &err), &err, "server_start");
+    return s;
+}
+
+static void
+stop(server *s)
+{
+    server_shutdown(s);
+    server_wait(s);
+    server_free(s);
+}
+
 static int
 setup(void **state)
 {
@@ -115,9 +134,7 @@ setup(void **state)
     static const char *const cols[] = {"ns1:other=d:b"};
     cfg.resp_columns = cols;
     cfg.resp_column_count = 1;
-    kiln_err err;
-    status_clear(&err);
-    fx_must(server_start(&cfg, &srv, &err), &err, "server_start");
+    srv = start(&cfg);
     http_port = server_http_port(srv);
     resp_port = server_resp_port(srv);
     return 0;
@@ -127,9 +144,7 @@ static int
 teardown(void **state)
 {
     (void)state;
-    server_shutdown(srv);
-    server_wait(srv);
-    server_free(srv);
+    stop(srv);
     tu_rmrf(data_dir);
     return 0;
 }
@@ -789,10 +804,7 @@ connection_limit_and_idle_timeout(void **state)
     cfg.cache_bytes = 1u << 20;
     cfg.max_conns = 3;
     cfg.idle_timeout_ms = 600;
-    server *s;
-    kiln_err err;
-    status_clear(&err);
-    fx_must(server_start(&cfg, &s, &err), &err, "server_start");
+    server *s = start(&cfg);
     int port = server_http_port(s);
     fx_conn c[3];
     fx_resp r = {0};
@@ -824,9 +836,7 @@ connection_limit_and_idle_timeout(void **state)
     fx_resp_free(&r);
     /* shutdown drains an open keep-alive connection and returns */
     fx_conn k = {fx_connect(port), KBUF_INIT};
-    server_shutdown(s);
-    server_wait(s);
-    server_free(s);
+    stop(s);
     assert_true(fx_closed(&k));
     close(k.fd);
     buf_free(&k.in);
@@ -1077,10 +1087,7 @@ connections_move_between_workers(void **state)
     cfg.park_below_pct = 1000;   /* always light: park after a second */
     cfg.unpark_above_pct = 0;    /* any work: come back */
     cfg.unpark_spare_pm = 0;
-    server *s2;
-    kiln_err err;
-    status_clear(&err);
-    fx_must(server_start(&cfg, &s2, &err), &err, "server_start");
+    server *s2 = start(&cfg);
     int hp = server_http_port(s2), rp = server_resp_port(s2);
     fx_conn h[MOVE_HTTP], r[MOVE_RESP];
     for (int i = 0; i < MOVE_HTTP; i++)
@@ -1148,9 +1155,7 @@ connections_move_between_workers(void **state)
     /* requests in flight while the server shuts down */
     for (int i = 0; i < MOVE_RESP; i++)
         fx_send(r[i].fd, "*2\r\n$3\r\nGET\r\n$7\r\nrow0001\r\n", 26);
-    server_shutdown(s2);
-    server_wait(s2);
-    server_free(s2);
+    stop(s2);
     for (int i = 0; i < MOVE_HTTP; i++) {
         close(h[i].fd);
         buf_free(&h[i].in);
@@ -1220,10 +1225,7 @@ connections_go_home(void **state)
     server_config cfg;
     test_config(&cfg);
     cfg.park_below_pct = 0;   /* both workers take connections throughout */
-    server *s2;
-    kiln_err err;
-    status_clear(&err);
-    fx_must(server_start(&cfg, &s2, &err), &err, "server_start");
+    server *s2 = start(&cfg);
     int hp = server_http_port(s2);
     home_client hc[2];
     pthread_t th[2];
@@ -1253,9 +1255,7 @@ connections_go_home(void **state)
             buf_free(&hc[k].c[i].in);
         }
     }
-    server_shutdown(s2);
-    server_wait(s2);
-    server_free(s2);
+    stop(s2);
 }
 
 static void
