@@ -24,6 +24,7 @@ struct resp_api {
     views_ctx *ctx;
     kbuf tmp;
     int server_error;   /* the command met an error of the server's (corruption, I/O) */
+    kslice *ahead;      /* resp_api_prefetch's parse, RESP_ARGS_MAX_DEFAULT arguments */
 };
 
 kiln_status
@@ -83,6 +84,7 @@ resp_api_new(const resp_api_env *env, views_reader *reader, views_ctx *ctx)
     a->env = env;
     a->reader = reader;
     a->ctx = ctx;
+    a->ahead = kiln_calloc(RESP_ARGS_MAX_DEFAULT, sizeof *a->ahead);
     return a;
 }
 
@@ -92,6 +94,7 @@ resp_api_free(resp_api *a)
     if (a == NULL)
         return;
     buf_free(&a->tmp);
+    free(a->ahead);
     free(a);
 }
 
@@ -416,4 +419,37 @@ resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out
               : a->server_error                               ? 500
                                                               : 400;
     return route;
+}
+
+size_t
+resp_api_prefetch(resp_api *a, const uint8_t *p, size_t n, int db, size_t max_bulk)
+{
+    views_entry *e[RESP_API_PREFETCH_KEYS];
+    kslice row[RESP_API_PREFETCH_KEYS];
+    size_t keys = 0, pos = 0;
+    while (keys < RESP_API_PREFETCH_KEYS && pos < n) {
+        size_t argc, used;
+        const char *why;
+        resp_parse_result pr = resp_parse(p + pos, n - pos, a->ahead, RESP_ARGS_MAX_DEFAULT,
+                                          max_bulk, &argc, &used, &why);
+        if (pr != RESP_COMMAND && pr != RESP_EMPTY)
+            break;
+        pos += used;
+        if (pr == RESP_EMPTY)
+            continue;
+        int get = resp_arg_is(a->ahead[0], "GET");
+        if (!get && !resp_arg_is(a->ahead[0], "MGET"))
+            continue;
+        for (size_t i = 1; i < argc && (!get || argc == 2) && keys < RESP_API_PREFETCH_KEYS;
+             i++) {
+            const char *unused;
+            if (resp_api_resolve(a, a->ahead[i], db, &e[keys], &row[keys], &unused) == 0)
+                keys++;
+        }
+    }
+    for (int step = 0; step < 2; step++) {
+        for (size_t i = 0; i < keys; i++)
+            views_prefetch_row(e[i], row[i].p, row[i].n, step);
+    }
+    return pos;
 }

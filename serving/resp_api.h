@@ -65,4 +65,15 @@ void resp_api_free(resp_api *a);   /* a may be NULL */
 metrics_route resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out,
                               int *close, int *status);
 
+/* Keys a resp_api_prefetch looks ahead at, at most. */
+#define RESP_API_PREFETCH_KEYS 32
+
+/* Parse the commands at the start of p[0..n), up to RESP_API_PREFETCH_KEYS
+ * keys of GETs and MGETs, and start loading the rows those keys name into
+ * the CPU cache (views_prefetch_row), so that answering the commands then
+ * waits on memory once rather than once per key. db and max_bulk are as
+ * for answering them. Returns the bytes of p those commands take (0 when
+ * the first is incomplete or malformed). A hint only: it changes nothing. */
+size_t resp_api_prefetch(resp_api *a, const uint8_t *p, size_t n, int db, size_t max_bulk);
+
 #endif

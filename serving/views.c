@@ -1395,3 +1395,14 @@ views_get(views_entry *e, views_ctx *c, const uint8_t *row, size_t n, const stor
     out->count = k;
     return KILN_OK;
 }
+
+void
+views_prefetch_row(views_entry *e, const uint8_t *row, size_t n, int step)
+{
+    if (e->rows == NULL || n == 0)
+        return;
+    if (step == 0)
+        rowcache_prefetch(e->rows, row, n);
+    else
+        rowcache_prefetch_entry(e->rows, row, n);
+}

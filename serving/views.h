@@ -149,5 +149,10 @@ void views_reader_attach(views_reader *r, views_ctx *c);
  * TTL. KILN_INVALID for a column of an unknown family. */
 kiln_status views_get(views_entry *e, views_ctx *c, const uint8_t *row, size_t n,
                       const store_row_opts *o, store_row *out, kiln_err *err);
+/* Start loading the row cache's memory for a views_get of row soon: step 0
+ * its hash bucket, step 1 (after step 0 of the same row) its entry. A
+ * caller with many rows to read calls step 0 for all, then step 1 for all,
+ * then reads them. A hint only: it changes nothing. */
+void views_prefetch_row(views_entry *e, const uint8_t *row, size_t n, int step);
 
 #endif

@@ -197,6 +197,10 @@ expect_eq "binary value" "$(R --raw get 'ns1:users/sp ace')" space
 expect_grep "INFO keyspace" <(R info keyspace) 'db1:table=ns1:users,version=1'
 expect_eq "SELECT out of range" "$(R select 7 2>&1)" "ERR DB index is out of range (one database per table)"
 expect_eq "write refused" "$(R set a b 2>&1 | cut -c1-8)" READONLY
+# one pipeline in one write, rows looked up ahead: the answers of the commands sent one by one
+out=$(python3 "$ROOT/tests/serving/resp_pipeline.py" "$RP" 2>&1)
+case $out in "ok "*) ok ;; *) bad "pipelined RESP commands: $out" ;; esac
+echo "pipelined RESP commands: $out"
 
 # ---------------------------------------------------------------- swaps by another process
 J3=$T/job3

@@ -760,11 +760,23 @@ rowcache_contains_and_lent_room(void **state)
     assert_int_equal(rowcache_contains(a, (const uint8_t *)"k000007", 7), 1);
     assert_int_equal(rowcache_contains(a, (const uint8_t *)"k00000", 6), 0);
     assert_int_equal(rowcache_contains(b, (const uint8_t *)"k000007", 7), 0);
+    /* looking ahead at present and absent keys, in either cache, is a hint only */
+    const char *ahead[] = {"k000007", "k001999", "k00000", "nothing"};
+    for (int step = 0; step < 2; step++) {
+        for (size_t i = 0; i < 4; i++) {
+            void (*f)(rowcache *, const uint8_t *, size_t) =
+                step == 0 ? rowcache_prefetch : rowcache_prefetch_entry;
+            f(a, (const uint8_t *)ahead[i], strlen(ahead[i]));
+            f(b, (const uint8_t *)ahead[i], strlen(ahead[i]));
+        }
+    }
+    assert_int_equal(rowcache_pool_used(pool), used);
     rowcache_stats as;
     rowcache_get_stats(a, &as);
     assert_int_equal(as.hits, 0);
     assert_int_equal(as.misses, 0);
     assert_int_equal(as.evictions, 0);
+    assert_int_equal(as.entries, N);
 
     rowcache_pool_lend(pool, budget);
     assert_int_equal(rowcache_pool_limit(pool), 2 * budget);
