@@ -24,7 +24,10 @@ struct resp_api {
     views_ctx *ctx;
     kbuf tmp;
     int server_error;   /* the command met an error of the server's (corruption, I/O) */
-    kslice *ahead;      /* resp_api_prefetch's parse, RESP_ARGS_MAX_DEFAULT arguments */
+    kslice *ahead;      /* resp_api_look_ahead's parse, RESP_ARGS_MAX_DEFAULT arguments */
+    views_entry *ahead_entry[RESP_API_AHEAD_KEYS];   /* the rows looked ahead at */
+    kslice ahead_row[RESP_API_AHEAD_KEYS];
+    size_t ahead_keys;
 };
 
 kiln_status
@@ -422,12 +425,10 @@ resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out
 }
 
 size_t
-resp_api_prefetch(resp_api *a, const uint8_t *p, size_t n, int db, size_t max_bulk)
+resp_api_look_ahead(resp_api *a, const uint8_t *p, size_t n, int db, size_t max_bulk)
 {
-    views_entry *e[RESP_API_PREFETCH_KEYS];
-    kslice row[RESP_API_PREFETCH_KEYS];
-    size_t keys = 0, pos = 0;
-    while (keys < RESP_API_PREFETCH_KEYS && pos < n) {
+    size_t pos = 0;
+    while (a->ahead_keys < RESP_API_AHEAD_KEYS && pos < n) {
         size_t argc, used;
         const char *why;
         resp_parse_result pr = resp_parse(p + pos, n - pos, a->ahead, RESP_ARGS_MAX_DEFAULT,
@@ -438,18 +439,31 @@ resp_api_prefetch(resp_api *a, const uint8_t *p, size_t n, int db, size_t max_bu
         if (pr == RESP_EMPTY)
             continue;
         int get = resp_arg_is(a->ahead[0], "GET");
-        if (!get && !resp_arg_is(a->ahead[0], "MGET"))
+        if ((get && argc != 2) || (!get && !resp_arg_is(a->ahead[0], "MGET")))
             continue;
-        for (size_t i = 1; i < argc && (!get || argc == 2) && keys < RESP_API_PREFETCH_KEYS;
-             i++) {
+        for (size_t i = 1; i < argc && a->ahead_keys < RESP_API_AHEAD_KEYS; i++) {
             const char *unused;
-            if (resp_api_resolve(a, a->ahead[i], db, &e[keys], &row[keys], &unused) == 0)
-                keys++;
+            size_t k = a->ahead_keys;
+            if (resp_api_resolve(a, a->ahead[i], db, &a->ahead_entry[k], &a->ahead_row[k],
+                                 &unused) == 0)
+                a->ahead_keys++;
         }
     }
-    for (int step = 0; step < 2; step++) {
-        for (size_t i = 0; i < keys; i++)
-            views_prefetch_row(e[i], row[i].p, row[i].n, step);
-    }
     return pos;
+}
+
+int
+resp_api_ahead_full(const resp_api *a)
+{
+    return a->ahead_keys == RESP_API_AHEAD_KEYS;
+}
+
+void
+resp_api_prefetch(resp_api *a)
+{
+    for (int step = 0; step < 2; step++) {
+        for (size_t i = 0; i < a->ahead_keys; i++)
+            views_prefetch_row(a->ahead_entry[i], a->ahead_row[i].p, a->ahead_row[i].n, step);
+    }
+    a->ahead_keys = 0;
 }

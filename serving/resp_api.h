@@ -65,15 +65,23 @@ void resp_api_free(resp_api *a);   /* a may be NULL */
 metrics_route resp_api_handle(resp_api *a, const kslice *argv, size_t argc, int *db, kbuf *out,
                               int *close, int *status);
 
-/* Keys a resp_api_prefetch looks ahead at, at most. */
-#define RESP_API_PREFETCH_KEYS 32
+/* Keys one look-ahead batch holds, at most. */
+#define RESP_API_AHEAD_KEYS 32
 
-/* Parse the commands at the start of p[0..n), up to RESP_API_PREFETCH_KEYS
- * keys of GETs and MGETs, and start loading the rows those keys name into
- * the CPU cache (views_prefetch_row), so that answering the commands then
- * waits on memory once rather than once per key. db and max_bulk are as
- * for answering them. Returns the bytes of p those commands take (0 when
- * the first is incomplete or malformed). A hint only: it changes nothing. */
-size_t resp_api_prefetch(resp_api *a, const uint8_t *p, size_t n, int db, size_t max_bulk);
+/* Looking ahead. Before answering several buffered commands (a pipeline, or
+ * the commands of several connections read in one turn), a caller passes
+ * them to resp_api_look_ahead, which parses them and notes the rows their
+ * GET and MGET keys name, RESP_API_AHEAD_KEYS at most in all (see
+ * resp_api_ahead_full); then it calls resp_api_prefetch, which starts
+ * loading the row cache memory of all those rows together
+ * (views_prefetch_row) and forgets them. Answering the commands then waits
+ * on memory about once in all rather than twice a key. The bytes looked at
+ * must stay as they are until resp_api_prefetch. db and max_bulk are as for
+ * answering the commands. resp_api_look_ahead returns the bytes of p the
+ * commands it parsed take (0 when the first is incomplete or malformed).
+ * Hints only: neither changes what any command answers. */
+size_t resp_api_look_ahead(resp_api *a, const uint8_t *p, size_t n, int db, size_t max_bulk);
+int resp_api_ahead_full(const resp_api *a);
+void resp_api_prefetch(resp_api *a);
 
 #endif

@@ -81,6 +81,8 @@ typedef struct conn {
     struct conn *prev, *next;
     struct conn *pend_prev, *pend_next;  /* answered, not yet sent (NULL if not) */
     size_t pend_before;          /* rlen before the answering pass */
+    int unanswered;              /* RESP: pending, its read not yet answered */
+    size_t ahead;                /* RESP: the commands looked ahead at end here in rbuf */
     int moved_mask;              /* its events, while handed to another worker */
 } conn;
 
@@ -495,7 +497,8 @@ conn_resp_process(conn *c)
         goto check_size;
     }
     c->resp_wait = 0;
-    size_t ahead = 0;   /* the buffered commands looked ahead at end here */
+    size_t ahead = c->ahead;   /* the buffered commands looked ahead at end here */
+    c->ahead = 0;
     uint64_t t0 = 0;    /* a command's start: the end of the one before, in a pipeline */
     while (!c->closing && pos < c->rlen && c->out.len - c->out_pos <= SERVER_OUT_HIGH) {
         size_t argc, used;
@@ -517,9 +520,11 @@ conn_resp_process(conn *c)
         }
         /* More commands buffered behind this one (a pipeline): load the
          * rows of the next few together before answering them. */
-        if (pos >= ahead && pos + used < c->rlen)
-            ahead = pos + resp_api_prefetch(w->rapi, c->rbuf + pos, c->rlen - pos, c->db,
-                                            w->s->cfg.max_request_bytes);
+        if (pos >= ahead && pos + used < c->rlen) {
+            ahead = pos + resp_api_look_ahead(w->rapi, c->rbuf + pos, c->rlen - pos, c->db,
+                                              w->s->cfg.max_request_bytes);
+            resp_api_prefetch(w->rapi);
+        }
         pos += used;
         if (pr == RESP_EMPTY)
             continue;
@@ -584,16 +589,10 @@ conn_pump(conn *c)
     return conn_pump_from(c, before);
 }
 
-/* Answer what a read brought, and leave the sending to worker_send_pending
- * at the end of the loop's turn, as Redis does: the replies to one batch of
- * ready connections go out together, so a client waiting on many
- * connections finds them ready in one wake-up rather than one at a time. */
 static void
-conn_answer(conn *c)
+conn_pend(conn *c, size_t before)
 {
     worker *w = c->w;
-    size_t before = c->rlen;
-    conn_process(c);
     if (c->pend_next == NULL) {
         c->pend_before = before;
         c->pend_next = &w->pending;
@@ -603,11 +602,59 @@ conn_answer(conn *c)
     }
 }
 
+/* Answer what a read brought, and leave the sending to worker_send_pending
+ * at the end of the loop's turn, as Redis does: the replies to one batch of
+ * ready connections go out together, so a client waiting on many
+ * connections finds them ready in one wake-up rather than one at a time.
+ * A RESP connection's read is answered there too (conn_defer), after the
+ * rows its commands and those of the turn's other reads name were looked
+ * ahead at together. */
+static void
+conn_answer(conn *c)
+{
+    size_t before = c->rlen;
+    conn_process(c);
+    conn_pend(c, before);
+}
+
+static void
+conn_defer(conn *c)
+{
+    conn_pend(c, c->rlen);
+    c->unanswered = 1;
+}
+
+/* Answer the RESP reads of the turn, a batch of connections at a time:
+ * their first commands' rows are looked ahead at together, then each
+ * connection is answered. */
+static void
+worker_answer_reads(worker *w)
+{
+    conn *end = &w->pending, *c = w->pending.pend_next;
+    views_reader_refresh(w->reader);
+    while (c != end) {
+        conn *first = c;
+        for (; c != end && !resp_api_ahead_full(w->rapi); c = c->pend_next) {
+            if (c->unanswered)
+                c->ahead = resp_api_look_ahead(w->rapi, c->rbuf, c->rlen, c->db,
+                                               w->s->cfg.max_request_bytes);
+        }
+        resp_api_prefetch(w->rapi);
+        for (conn *d = first; d != c; d = d->pend_next) {
+            if (d->unanswered) {
+                d->unanswered = 0;
+                conn_process(d);
+            }
+        }
+    }
+}
+
 static void
 worker_send_pending(ev_loop *l, void *data)
 {
     worker *w = data;
     (void)l;
+    worker_answer_reads(w);
     while (w->pending.pend_next != &w->pending) {
         conn *c = w->pending.pend_next;
         conn_pump_from(c, c->pend_before);
@@ -679,6 +726,10 @@ conn_on_event(ev_loop *l, int fd, void *data, int mask)
     c->rlen += (size_t)n;
     c->last_ms = ev_now_ms(l);
     metrics_bytes(w->m, (uint64_t)n, 0);
+    if (c->proto == CONN_RESP) {
+        conn_defer(c);
+        return;
+    }
     views_reader_refresh(w->reader);
     conn_answer(c);
 }

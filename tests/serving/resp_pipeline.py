@@ -78,13 +78,13 @@ def main():
     port = int(sys.argv[1])
     cmds = commands()
     alone = []
-    s = socket.create_connection(("127.0.0.1", port))
+    s = socket.create_connection(("127.0.0.1", port), timeout=20)
     r = Reader(s)
     for c in cmds:
         s.sendall(c)
         alone.append(r.reply())
     s.close()
-    s = socket.create_connection(("127.0.0.1", port))
+    s = socket.create_connection(("127.0.0.1", port), timeout=20)
     r = Reader(s)
     s.sendall(b"".join(cmds))
     for i, want in enumerate(alone):
@@ -93,6 +93,19 @@ def main():
             print("command %d %r: pipelined %r, alone %r" % (i, cmds[i], got, want))
             return 1
     s.close()
+    # the same pipeline on eight connections at once, read only once all
+    # are sent: the server answers the reads of a turn together
+    conns = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(8)]
+    for s in conns:
+        s.sendall(b"".join(cmds))
+    for k, s in enumerate(conns):
+        r = Reader(s)
+        for i, want in enumerate(alone):
+            got = r.reply()
+            if got != want:
+                print("connection %d, command %d %r: %r, alone %r" % (k, i, cmds[i], got, want))
+                return 1
+        s.close()
     hits = sum(1 for k, v in alone if k == b"$" and v is not None)
     print("ok %d %d" % (len(cmds), hits))
     return 0
