@@ -471,27 +471,19 @@ rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *ou
 }
 
 void
-rowcache_prefetch(rowcache *c, const uint8_t *key, size_t n)
+rowcache_prefetch(rowcache *c, const uint8_t *key, size_t n, int step)
 {
     uint64_t h = rowcache_hash(key, n);
     rowcache_shard *s = rowcache_shard_of(c, h);
     pthread_mutex_lock(&s->mu);
-    __builtin_prefetch(&s->buckets[h & (s->nbuckets - 1)], 1, 3);
-    pthread_mutex_unlock(&s->mu);
-}
-
-void
-rowcache_prefetch_entry(rowcache *c, const uint8_t *key, size_t n)
-{
-    uint64_t h = rowcache_hash(key, n);
-    rowcache_shard *s = rowcache_shard_of(c, h);
-    pthread_mutex_lock(&s->mu);
-    const rowcache_entry *e = s->buckets[h & (s->nbuckets - 1)];
-    if (e != NULL) {
+    rowcache_entry *const *b = &s->buckets[h & (s->nbuckets - 1)];
+    if (step == 0) {
+        __builtin_prefetch(b, 1, 3);
+    } else if (*b != NULL) {
         /* the header, the key and most of an image (an entry of a row of a
          * few short cells spans three to five cache lines) */
         for (int off = 0; off < 256; off += 64)
-            __builtin_prefetch((const char *)e + off, 0, 3);
+            __builtin_prefetch((const char *)*b + off, 0, 3);
     }
     pthread_mutex_unlock(&s->mu);
 }

@@ -68,14 +68,13 @@ void rowcache_free(rowcache *c);   /* c may be NULL */
 /* Copy the image cached for key into out (replacing its contents). Returns
  * 1 on a hit, 0 on a miss (absent, or expired at now_ms). */
 int rowcache_get(rowcache *c, const uint8_t *key, size_t n, int64_t now_ms, kbuf *out);
-/* Start loading into the CPU cache the hash bucket of key
- * (rowcache_prefetch), or, once that is loaded, the entry the bucket leads
- * to (rowcache_prefetch_entry). A caller about to look up or put many keys
- * calls the first for all of them, then the second, then looks them up, so
- * that the two memory loads of each lookup overlap with the others' rather
- * than follow one another. Neither changes c; both take the shard's lock. */
-void rowcache_prefetch(rowcache *c, const uint8_t *key, size_t n);
-void rowcache_prefetch_entry(rowcache *c, const uint8_t *key, size_t n);
+/* Start loading into the CPU cache the hash bucket of key (step 0), or,
+ * once that is loaded, the entry the bucket leads to (step 1). A caller
+ * about to look up or put many keys takes step 0 for all of them, then step
+ * 1, then looks them up, so that the two memory loads of each lookup
+ * overlap with the others' rather than follow one another. Changes nothing;
+ * takes the shard's lock. */
+void rowcache_prefetch(rowcache *c, const uint8_t *key, size_t n, int step);
 /* 1 if c holds an entry for key (expired or not); counts neither a hit nor
  * a miss and marks nothing read. */
 int rowcache_contains(rowcache *c, const uint8_t *key, size_t n);

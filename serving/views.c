@@ -785,7 +785,7 @@ views_fill_rows(views *v, views_entry *old, views_entry *e, int *complete)
         buf_reset(&slot->key);
         buf_append(&slot->key, r.row.p, r.row.n);
         rowcache_encode(&r, &slot->img);
-        rowcache_prefetch(e->rows, r.row.p, r.row.n);
+        rowcache_prefetch(e->rows, r.row.p, r.row.n, 0);
     }
     uint64_t first = staged > VIEWS_FILL_AHEAD ? staged - VIEWS_FILL_AHEAD : 0;
     for (uint64_t i = first; i < staged; i++) {
@@ -1401,8 +1401,5 @@ views_prefetch_row(views_entry *e, const uint8_t *row, size_t n, int step)
 {
     if (e->rows == NULL || n == 0)
         return;
-    if (step == 0)
-        rowcache_prefetch(e->rows, row, n);
-    else
-        rowcache_prefetch_entry(e->rows, row, n);
+    rowcache_prefetch(e->rows, row, n, step);
 }

@@ -764,10 +764,8 @@ rowcache_contains_and_lent_room(void **state)
     const char *ahead[] = {"k000007", "k001999", "k00000", "nothing"};
     for (int step = 0; step < 2; step++) {
         for (size_t i = 0; i < 4; i++) {
-            void (*f)(rowcache *, const uint8_t *, size_t) =
-                step == 0 ? rowcache_prefetch : rowcache_prefetch_entry;
-            f(a, (const uint8_t *)ahead[i], strlen(ahead[i]));
-            f(b, (const uint8_t *)ahead[i], strlen(ahead[i]));
+            rowcache_prefetch(a, (const uint8_t *)ahead[i], strlen(ahead[i]), step);
+            rowcache_prefetch(b, (const uint8_t *)ahead[i], strlen(ahead[i]), step);
         }
     }
     assert_int_equal(rowcache_pool_used(pool), used);
