@@ -103,10 +103,14 @@ paired() {
 }
 
 summary() {
-    local runs
+    local runs rows
     runs=$(values write kiln keys_per_s | wc -l)
+    rows=$(values write kiln n | head -1)
+    # --only read writes each file once, outside the timed runs
+    [ "$runs" -gt 0 ] || runs=$(values get_warm_t1 kiln ops_per_s | wc -l)
+    [ -n "$rows" ] || rows=$(sed -n 's/^rows=\([0-9]*\).*/\1/p' "$LOG/params.txt" 2>/dev/null)
     echo
-    echo "Kiln vs RocksDB, $(values write kiln n | head -1) rows, medians of $runs runs (logs: $LOG)"
+    echo "Kiln vs RocksDB, $rows rows, medians of $runs runs (logs: $LOG)"
     printf '%-16s %10s %10s %6s %6s | %-20s | %-20s | %7s | %9s\n' test kiln rocksdb ratio paired \
         "kiln p50/p99/p999 us" "rocksdb p50/p99/p999" "bad k/r" "rss MB k/r"
     for name in write get_warm_t1 get_warm_t2 get_cache64_t1 missing_warm_t1 scan_warm_t1 scan_cache64_t1; do
