@@ -631,6 +631,10 @@ static void
 worker_answer_reads(worker *w)
 {
     conn *end = &w->pending, *c = w->pending.pend_next;
+    while (c != end && !c->unanswered)
+        c = c->pend_next;
+    if (c == end)
+        return;   /* no RESP read this turn: the reader's snapshot stays as it was */
     views_reader_refresh(w->reader);
     while (c != end) {
         conn *first = c;
