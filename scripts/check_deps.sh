@@ -120,11 +120,16 @@ trap 'rm -f "$defs" "$uses"' EXIT
 missing=0
 for dir in $linked; do
   [ -d "$dir" ] || continue
+  objs=()
   for o in $(objs_of "$dir"); do
     [ -f "$o" ] || { echo "check_deps.sh: $o is missing (run make first)" >&2; missing=1; continue; }
-    nm -g --defined-only "$o" | awk -v d="$dir" 'NF == 3 {print $3, d}' >> "$defs"
-    nm -u "$o" | awk -v d="$dir" -v o="${o#$build/obj/}" '{print $NF, d, o}' >> "$uses"
+    objs+=("$o")
   done
+  [ ${#objs[@]} -gt 0 ] || continue
+  # One nm for the folder's objects (-A names the object on each line).
+  nm -A -g --defined-only "${objs[@]}" | awk -v d="$dir" 'NF == 3 {print $3, d}' >> "$defs"
+  nm -A -u "${objs[@]}" | awk -v d="$dir" -v b="$build/obj/" '
+    { o = $1; sub(/:.*/, "", o); if (index(o, b) == 1) o = substr(o, length(b) + 1); print $NF, d, o }' >> "$uses"
 done
 [ "$missing" -eq 0 ] || exit 2
 rules=$(for dir in $linked; do echo "$dir ${may[$dir]}"; done)

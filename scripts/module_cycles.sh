@@ -17,33 +17,62 @@ verbose=0
 if [ "${1:-}" = -v ]; then verbose=1; shift; fi
 dir=${1:-serving}
 obj=${2:-build/obj/$dir}
-# The module of file base name b: b less _int; for a source without a header
-# of its own, the longest x with x.h such that b is x_...
+# The module of file base name b (in $mod, without a subshell: a process per
+# file made this script take a minute): b less _int; for a source without a
+# header of its own, the longest x with x.h such that b is x_...
 module_of() {
   local b=${1%_int} p
+  mod=$b
   if [ "$2" = c ] && [ ! -f "$dir/$b.h" ]; then
     p=$b
     while [[ $p == *_* ]]; do
       p=${p%_*}
-      if [ -f "$dir/$p.h" ]; then echo "$p"; return; fi
+      if [ -f "$dir/$p.h" ]; then mod=$p; return; fi
     done
   fi
-  echo "$b"
 }
+# "path module" lines: each source and header, and each object of a source
+# that still exists (an object left over from a removed source is skipped).
+map=
+for f in "$dir"/*.[ch]; do
+  [ -f "$f" ] || continue
+  b=${f##*/}
+  module_of "${b%.*}" "${f##*.}"
+  map+="$f $mod"$'\n'
+done
+objs=()
+for o in "$obj"/*.o; do
+  b=${o##*/}; b=${b%.o}
+  [ -f "$dir/$b.c" ] || continue
+  module_of "$b" c
+  map+="$o $mod"$'\n'
+  objs+=("$o")
+done
 {
-  for f in "$dir"/*.[ch]; do
-    m=$(module_of "$(basename "${f%.*}")" "${f##*.}")
-    sed -nE "s|^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$dir/([a-z0-9_]+)\.h\".*|\1|p" "$f" |
-      while read -r h; do echo "inc $m ${h%_int}"; done
-  done
-  for o in "$obj"/*.o; do
-    m=$(basename "${o%.o}")
-    [ -f "$dir/$m.c" ] || continue   # left over from a removed source
-    m=$(module_of "$m" c)
-    nm --defined-only "$o" | awk -v m="$m" '$2 ~ /^[A-Z]$/ && $2 != "U" { print "def", m, $3 }'
-    nm -u "$o" | awk -v m="$m" '{ print "use", m, $NF }'
-  done
-} | awk -v verbose="$verbose" '
+  srcs=("$dir"/*.[ch])
+  [ -f "${srcs[0]}" ] && grep -HE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "${srcs[@]}"
+  if [ ${#objs[@]} -gt 0 ]; then
+    nm -A --defined-only "${objs[@]}" | sed 's/^/def /'
+    nm -A -u "${objs[@]}" | sed 's/^/use /'
+  fi
+} | awk -v map="$map" -v dir="$dir" '
+  BEGIN { n = split(map, lines, "\n")
+          for (i = 1; i <= n; i++) if (split(lines[i], w, " ") == 2) mod[w[1]] = w[2]
+          inc = "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"" dir "/[a-z0-9_]+[.]h\"" }
+  /^(def|use) / { kind = $1; sub(/^(def|use) /, "")
+    path = $0; sub(/:.*/, "", path); rest = substr($0, length(path) + 2)
+    if (!(path in mod)) next
+    k = split(rest, f, " ")
+    if (kind == "def" && k == 3 && f[2] ~ /^[A-Z]$/ && f[2] != "U") print "def", mod[path], f[3]
+    if (kind == "use" && k >= 1) print "use", mod[path], f[k]
+    next }
+  { path = $0; sub(/:.*/, "", path)
+    text = substr($0, length(path) + 2)
+    if (!(path in mod) || !match(text, inc)) next
+    h = substr(text, 1, RSTART + RLENGTH - 4); sub(/.*\//, "", h)
+    sub(/_int$/, "", h)
+    print "inc", mod[path], h }
+' | awk -v verbose="$verbose" '
   $1 == "inc" { if ($2 != $3) { edge[$2 " " $3] = edge[$2 " " $3] " include"; node[$2]; node[$3] } next }
   $1 == "def" { owner[$3] = $2; node[$2]; next }
   $1 == "use" { uses[++nu] = $2 " " $3; next }
