@@ -5,8 +5,9 @@
 #
 #   make                      install missing packages (scripts/deps.sh), build everything into build/
 #   make test                 build and run the whole test suite
-#   make SANITIZER=address    the same suite under ASan (also: undefined; thread runs the
-#                             threaded programs and the server scripts)
+#   make SANITIZER=address    the same suite under ASan (also: undefined, or both at once
+#                             with address,undefined in build-address-undefined/; thread
+#                             runs the threaded programs and the server scripts)
 #   make bench                build the benchmark programs (scripts/bench.sh and
 #                             scripts/put_bench.sh run them against the peers);
 #                             with PEERS=DIR also word count against MR-MPI and
@@ -27,8 +28,9 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 
+comma := ,
 ifneq ($(SANITIZER),)
-BUILD ?= build-$(SANITIZER)
+BUILD ?= build-$(subst $(comma),-,$(SANITIZER))
 SANFLAGS := -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
 OPT ?= -O1
 .DEFAULT_GOAL := test
@@ -209,42 +211,61 @@ demo: deps all
 .PHONY: demo
 
 # ---------------------------------------------------------------- fuzzing
-# libFuzzer targets are built with clang from the sources directly (own ASan build).
+# libFuzzer targets are built with clang (own ASan and UBSan build). Each source
+# is compiled once into $(BUILD)/fuzz/obj/ (or obj-npo/, below) and every target
+# links the objects it needs.
 FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_CFLAGS := -std=c11 -g -O1 -I. -D_GNU_SOURCE -DKILN_VERSION='"$(VERSION)"' \
+               -fno-sanitize-recover=all
+FUZZ_SAN := address,undefined
 # storage/query/shell_filter.c, the one storage source written with jansson,
 # goes only into the targets that parse shell filter strings (fuzz_rest*).
 FUZZ_SHELL_FILTER_SRCS := storage/query/shell_filter.c
 FUZZ_STORAGE_SRCS := $(filter-out $(FUZZ_SHELL_FILTER_SRCS),\
                        $(foreach d,base hfile store query,$(call lib_srcs,storage/$(d))))
+fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/$(1)/%.o,$(2))
 
-$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_STORAGE_SRCS) $(wildcard storage/*/*.h) | deps
+$(BUILD)/fuzz/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(FUZZCC) -std=c11 -g -O1 -I. -D_GNU_SOURCE -DKILN_VERSION='"$(VERSION)"' \
-	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(FUZZ_EXTRA_FLAGS) \
-	  -o $@ $< $(FUZZ_STORAGE_SRCS) $(FUZZ_EXTRA_SRCS) -pthread $(LIBS)
+	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -MMD -MP -c $< -o $@
+# Scans reach storage's seeks with a region's empty start key as (NULL, 0);
+# NULL + 0 there is what clang's pointer-overflow check flags (C2y defines it):
+# the serving parsers' targets are built without that check.
+$(BUILD)/fuzz/obj-npo/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -fno-sanitize=pointer-overflow \
+	  -MMD -MP -c $< -o $@
 
 # The serving parsers' targets (fuzz_http*, fuzz_resp*, fuzz_scanner*, fuzz_cellset*) also
 # build serving/.
 FUZZ_SERVING_SRCS := $(call lib_srcs,serving)
 FUZZ_SERVING_TARGETS := $(filter $(BUILD)/fuzz/fuzz_http% $(BUILD)/fuzz/fuzz_resp% \
                           $(BUILD)/fuzz/fuzz_scanner% $(BUILD)/fuzz/fuzz_cellset%,$(FUZZ_TARGETS))
-$(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_SERVING_SRCS)
-# Scans reach storage's seeks with a region's empty start key as (NULL, 0);
-# NULL + 0 there is what clang's pointer-overflow check flags (C2y defines it).
 $(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_FLAGS := -fno-sanitize=pointer-overflow
-$(FUZZ_SERVING_TARGETS): $(FUZZ_SERVING_SRCS) $(wildcard serving/*.h fuzz/*.h)
+$(FUZZ_SERVING_TARGETS): $(BUILD)/fuzz/%: fuzz/%.c \
+  $(call fuzz_objs,obj-npo,$(FUZZ_STORAGE_SRCS) $(FUZZ_SERVING_SRCS)) $(wildcard fuzz/*.h)
 
 # The client's parsers (fuzz_rest*) build cli/'s reader of server answers and
 # storage/query's shell filter parser, with libcurl and jansson.
 FUZZ_CLI_SRCS := cli/remote.c cli/rest_http.c $(FUZZ_SHELL_FILTER_SRCS)
 FUZZ_CLI_TARGETS := $(filter $(BUILD)/fuzz/fuzz_rest%,$(FUZZ_TARGETS))
-$(FUZZ_CLI_TARGETS): FUZZ_EXTRA_SRCS := $(FUZZ_CLI_SRCS)
 $(FUZZ_CLI_TARGETS): LIBS += $(CLIENT_LIBS)
-$(FUZZ_CLI_TARGETS): $(FUZZ_CLI_SRCS) $(wildcard cli/*.h)
+$(FUZZ_CLI_TARGETS): $(BUILD)/fuzz/%: fuzz/%.c \
+  $(call fuzz_objs,obj,$(FUZZ_STORAGE_SRCS) $(FUZZ_CLI_SRCS)) $(wildcard fuzz/*.h)
 
 # The move record's target (fuzz_moved) builds its parser from bulkload/.
-$(BUILD)/fuzz/fuzz_moved: FUZZ_EXTRA_SRCS := bulkload/moved.c
-$(BUILD)/fuzz/fuzz_moved: bulkload/moved.c bulkload/moved.h
+$(BUILD)/fuzz/fuzz_moved: fuzz/fuzz_moved.c \
+  $(call fuzz_objs,obj,$(FUZZ_STORAGE_SRCS) bulkload/moved.c) $(wildcard fuzz/*.h)
+
+FUZZ_STORAGE_TARGETS := $(filter-out $(FUZZ_SERVING_TARGETS) $(FUZZ_CLI_TARGETS) \
+                          $(BUILD)/fuzz/fuzz_moved,$(FUZZ_TARGETS))
+$(FUZZ_STORAGE_TARGETS): $(BUILD)/fuzz/%: fuzz/%.c \
+  $(call fuzz_objs,obj,$(FUZZ_STORAGE_SRCS)) $(wildcard fuzz/*.h)
+
+$(FUZZ_TARGETS): $(wildcard storage/*/*.h serving/*.h cli/*.h bulkload/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) $(FUZZ_EXTRA_FLAGS) \
+	  -o $@ $(filter %.c %.o,$^) -pthread $(LIBS)
 
 fuzz: $(FUZZ_TARGETS)
 
@@ -312,4 +333,4 @@ clean:
 
 .PHONY: all test deps fuzz bench bench-wordcount bench-growth install check-deps clean
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzz -name '*.d' 2>/dev/null)

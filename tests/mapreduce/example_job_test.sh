@@ -66,9 +66,10 @@ lines=$(wc -l < "$example")
 check "$example is under 80 lines ($lines)" test "$lines" -lt 80
 
 # ---------------------------------------------------------------- the build
-# A sanitizer build dir (build-address) is built with its sanitizer.
+# A sanitizer build dir (build-address, build-address-undefined) is built with
+# its sanitizers.
 make_args=(BUILD="$BUILD")
-case "$BUILD" in build-*) make_args+=(SANITIZER="${BUILD#build-}") ;; esac
+case "$BUILD" in build-*) san=${BUILD#build-}; make_args+=(SANITIZER="${san//-/,}") ;; esac
 nice make -j2 "${make_args[@]}" all > "$work/last.err" 2>&1; rc=$?
 check "the tree builds (make all)" test "$rc" = 0
 check "kiln-mr knows linelength" bash -c "'$BUILD/bin/kiln-mr' --list | grep -q '^linelength'"

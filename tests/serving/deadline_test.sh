@@ -21,7 +21,7 @@ source "$(dirname "$0")/lib.sh"
 # 2M rows; fewer under the slower sanitizers (ThreadSanitizer 400k,
 # AddressSanitizer 1M), so that each scan still takes some tenths of a second.
 ROWS=2000000
-case $BUILD in */build-thread) ROWS=400000 ;; */build-address) ROWS=1000000 ;; esac
+case $BUILD in */build-thread) ROWS=400000 ;; */build-address*) ROWS=1000000 ;; esac
 LAST_ROW=$(printf 'r%07d' $((ROWS - 1)))
 LAST_B64=$(printf 'v%d' $((ROWS - 1)) | base64)
 GLOB=${LAST_ROW:0:3}                     # the last 100k rows
