@@ -5,7 +5,7 @@
 set -u
 target=$1
 name=$(basename "$target")
-secs=${KILN_FUZZ_SECONDS:-20}
+secs=${KILN_FUZZ_SECONDS:-10}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
