@@ -23,13 +23,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 export BUILD
-# Under ASan the ranks of this script's many jobs are checked for memory errors
-# but not for leaks: telling Open MPI's own leaks from Kiln's takes the slow
-# unwinder at every allocation, which doubled the script's time. The engine's
-# scripts (tests/mapreduce/, tests/salt/) and the cmocka programs keep the
-# leak check.
-export LSAN_OPTIONS="suppressions=$ROOT/tests/mapreduce/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+. "$ROOT/tests/support/job_sanitizers.sh"
 export OMPI_MCA_mca_component_disable_dlclose=1
 KILN=$ROOT/$BUILD/bin/kiln
 GEN=$ROOT/$BUILD/bin/kiln-gen

@@ -21,13 +21,7 @@ KILN=$B/bin/kiln
 SERVER=$B/bin/kiln-server
 RUNJOB=$ROOT/run_job.sh
 CHECK="python3 $ROOT/tests/index/index_check.py"
-# Under ASan the ranks of this script's many jobs are checked for memory errors
-# but not for leaks: telling Open MPI's own leaks from Kiln's takes the slow
-# unwinder at every allocation, which doubled the script's time. The engine's
-# scripts (tests/mapreduce/, tests/salt/) and the cmocka programs keep the
-# leak check.
-export LSAN_OPTIONS="suppressions=$ROOT/tests/mapreduce/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+. "$ROOT/tests/support/job_sanitizers.sh"
 export OMPI_MCA_mca_component_disable_dlclose=1
 SEED=${SEED:-$RANDOM}
 T=$(mktemp -d "${TMPDIR:-/tmp}/kiln-index-test.XXXXXX")
