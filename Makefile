@@ -225,23 +225,28 @@ FUZZ_STORAGE_SRCS := $(filter-out $(FUZZ_SHELL_FILTER_SRCS),\
                        $(foreach d,base hfile store query,$(call lib_srcs,storage/$(d))))
 fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/$(1)/%.o,$(2))
 
-$(BUILD)/fuzz/obj/%.o: %.c | deps
-	@mkdir -p $(dir $@)
-	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -MMD -MP -c $< -o $@
 # Scans reach storage's seeks with a region's empty start key as (NULL, 0);
 # NULL + 0 there is what clang's pointer-overflow check flags (C2y defines it):
-# the serving parsers' targets are built without that check.
+# the serving parsers' targets, and the objects in obj-npo/ they link, are
+# built without that check.
+FUZZ_NPO := -fno-sanitize=pointer-overflow
+$(BUILD)/fuzz/obj-npo/%.o: FUZZ_EXTRA_FLAGS := $(FUZZ_NPO)
+# (Two rules with one recipe: a pattern rule naming both would make both at once.)
+FUZZ_COMPILE = $(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) $(FUZZ_EXTRA_FLAGS) \
+               -MMD -MP -c $< -o $@
+$(BUILD)/fuzz/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_COMPILE)
 $(BUILD)/fuzz/obj-npo/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -fno-sanitize=pointer-overflow \
-	  -MMD -MP -c $< -o $@
+	$(FUZZ_COMPILE)
 
 # The serving parsers' targets (fuzz_http*, fuzz_resp*, fuzz_scanner*, fuzz_cellset*) also
 # build serving/.
 FUZZ_SERVING_SRCS := $(call lib_srcs,serving)
 FUZZ_SERVING_TARGETS := $(filter $(BUILD)/fuzz/fuzz_http% $(BUILD)/fuzz/fuzz_resp% \
                           $(BUILD)/fuzz/fuzz_scanner% $(BUILD)/fuzz/fuzz_cellset%,$(FUZZ_TARGETS))
-$(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_FLAGS := -fno-sanitize=pointer-overflow
+$(FUZZ_SERVING_TARGETS): FUZZ_EXTRA_FLAGS := $(FUZZ_NPO)
 $(FUZZ_SERVING_TARGETS): $(BUILD)/fuzz/%: fuzz/%.c \
   $(call fuzz_objs,obj-npo,$(FUZZ_STORAGE_SRCS) $(FUZZ_SERVING_SRCS)) $(wildcard fuzz/*.h)
 
