@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 /* ASan and MSan judge each malloc'd object's bounds: there every object is
@@ -140,9 +141,56 @@ slab_reset(slab_hdr *s, slab_class *c)
     s->listed = 0;
 }
 
+/* Huge pages from the system's reserved pool (vm.nr_hugepages), tried
+ * first: on a machine whose kernel samples pages' accessed bits to find
+ * cold memory (DAMON), each sample of a transparent huge page stalls the
+ * next read of it, and reserved pages are not sampled. -1: not yet decided
+ * (KILN_HUGETLB=0 turns them off), 0: try, 1: off, or the pool ran dry. */
+static atomic_int slab_hugetlb_state = -1;
+static _Atomic size_t slab_hugetlb_mapped;
+
+static void *
+slab_map_hugetlb(size_t n)
+{
+#ifdef MAP_HUGETLB
+    int st = atomic_load_explicit(&slab_hugetlb_state, memory_order_relaxed);
+    if (st < 0) {
+        const char *e = getenv("KILN_HUGETLB");
+        st = e != NULL && strcmp(e, "0") == 0;
+        atomic_store_explicit(&slab_hugetlb_state, st, memory_order_relaxed);
+    }
+    if (st != 0)
+        return NULL;
+    /* A private mapping reserves its pages now: a pool too small fails here,
+     * not at a later touch. The pool's pages are 2 MiB aligned. */
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+                   -1, 0);
+    if (p == MAP_FAILED || ((uintptr_t)p & (SLAB_BYTES - 1)) != 0) {
+        if (p != MAP_FAILED)
+            munmap(p, n);
+        atomic_store_explicit(&slab_hugetlb_state, 1, memory_order_relaxed);
+        return NULL;
+    }
+    atomic_fetch_add_explicit(&slab_hugetlb_mapped, n, memory_order_relaxed);
+    return p;
+#else
+    (void)n;
+    return NULL;
+#endif
+}
+
+size_t
+slab_hugetlb_bytes(void)
+{
+    return atomic_load_explicit(&slab_hugetlb_mapped, memory_order_relaxed);
+}
+
 void *
 slab_map_huge(size_t n)
 {
+    void *h = slab_map_hugetlb(n);
+    if (h != NULL)
+        return h;
     /* map one slab more than asked, keep the aligned part */
     size_t span = n + SLAB_BYTES;
     uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -37,11 +37,21 @@ void *slab_alloc(size_t n, size_t *usable);
 void slab_free(void *p);
 
 /* An anonymous, zeroed mapping of n bytes (n a multiple of SLAB_BYTES),
- * aligned to SLAB_BYTES and advised to be huge pages, for other caches that
- * keep memory of their own (the serving row cache); give it back with
- * munmap(p, n). NULL when the system has no memory. Not counted by
- * slab_mapped_bytes. */
+ * aligned to SLAB_BYTES, for the slabs and for other caches that keep memory
+ * of their own (the serving row cache); give it back with munmap(p, n). NULL
+ * when the system has no memory. Not counted by slab_mapped_bytes.
+ *
+ * The pages come from the system's reserved huge pages (vm.nr_hugepages)
+ * while it has them, else they are advised to be transparent huge pages.
+ * Reserved pages are never sampled by a kernel looking for cold memory
+ * (DAMON), whose samples stall a read of a transparent huge page. Once the
+ * pool cannot give a mapping, or with KILN_HUGETLB=0 in the environment,
+ * only transparent huge pages are used. Reserved pages are not counted in
+ * a process's resident set (VmRSS); slab_hugetlb_bytes gives them. */
 void *slab_map_huge(size_t n);
+
+/* Bytes mapped from the reserved huge page pool so far (never decreases). */
+size_t slab_hugetlb_bytes(void);
 
 /* Bytes of slabs mapped now, over all classes (for tests and statistics). */
 size_t slab_mapped_bytes(void);

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage/base/slab.h"
 #include "tests/support/test_util.h"
@@ -189,15 +190,114 @@ huge_mappings(void **state)
     assert_int_equal(slab_mapped_bytes(), before);
 }
 
-int
-main(void)
+/* HugePages_Free of /proc/meminfo, or -1. */
+static long
+pool_free(void)
 {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long v = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "HugePages_Free: %ld", &v) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return v;
+}
+
+/* The child of reserved_pool, in a process of its own (the choice of pool
+ * is made once per process): exit 0 when the mappings behave as `want`
+ * says ("pool": the first from the pool, the rest not once it is short;
+ * "off": none from the pool), else 1 with the reason. */
+static int
+pool_child(const char *want)
+{
+    long free0 = pool_free();
+    uint8_t *a = slab_map_huge(2 * SLAB_BYTES);
+    if (a == NULL || (uintptr_t)a % SLAB_BYTES != 0 || a[0] != 0 || a[2 * SLAB_BYTES - 1] != 0) {
+        fprintf(stderr, "pool child: a mapping of two slabs failed or is not aligned and zeroed\n");
+        return 1;
+    }
+    memset(a, 0x3C, 2 * SLAB_BYTES);
+    size_t from_pool = slab_hugetlb_bytes();
+    long free1 = pool_free();
+    if (strcmp(want, "off") == 0) {
+        if (from_pool != 0 || free1 != free0) {
+            fprintf(stderr, "pool child: KILN_HUGETLB=0, but %zu bytes came from the pool "
+                    "(free %ld -> %ld)\n", from_pool, free0, free1);
+            return 1;
+        }
+        return 0;
+    }
+    if (from_pool != 2 * SLAB_BYTES || free1 != free0 - 2) {
+        fprintf(stderr, "pool child: %zu bytes from the pool (free %ld -> %ld), expected two "
+                "2 MiB pages\n", from_pool, free0, free1);
+        return 1;
+    }
+    /* More than the pool has left: transparent pages instead, and the pool
+     * is not asked again. */
+    uint8_t *b = slab_map_huge(16 * SLAB_BYTES);
+    uint8_t *c = slab_map_huge(SLAB_BYTES);
+    if (b == NULL || c == NULL || (uintptr_t)b % SLAB_BYTES != 0 || (uintptr_t)c % SLAB_BYTES != 0 ||
+        slab_hugetlb_bytes() != 2 * SLAB_BYTES) {
+        fprintf(stderr, "pool child: after the pool ran short: %p %p, %zu bytes from the pool\n",
+                (void *)b, (void *)c, slab_hugetlb_bytes());
+        return 1;
+    }
+    memset(b, 1, 16 * SLAB_BYTES);
+    if (a[0] != 0x3C || munmap(a, 2 * SLAB_BYTES) != 0 || pool_free() != free0) {
+        fprintf(stderr, "pool child: the pool's pages were not given back whole\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* With huge pages reserved (vm.nr_hugepages, which this test raises by 6
+ * and puts back; it needs root), the mappings come from the pool until it
+ * runs short, then from ordinary pages; KILN_HUGETLB=0 keeps them out of it. */
+static void
+reserved_pool(void **state)
+{
+    (void)state;
+    const char *knob = "/proc/sys/vm/nr_hugepages";
+    FILE *f = fopen(knob, "r");
+    long old = -1;
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%ld", &old), 1);
+    fclose(f);
+    f = fopen(knob, "w");
+    if (f == NULL)
+        fail_msg("%s: cannot reserve huge pages for this test (it needs root)", knob);
+    fprintf(f, "%ld\n", old + 6);
+    assert_int_equal(fclose(f), 0);
+    long pool = pool_free();
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "/proc/%d/exe --pool-child pool", (int)getpid());
+    int rc_pool = pool >= 6 ? system(cmd) : -1;
+    snprintf(cmd, sizeof cmd, "KILN_HUGETLB=0 /proc/%d/exe --pool-child off", (int)getpid());
+    int rc_off = pool >= 6 ? system(cmd) : -1;
+    f = fopen(knob, "w");
+    assert_non_null(f);
+    fprintf(f, "%ld\n", old);
+    assert_int_equal(fclose(f), 0);
+    if (pool < 6)
+        fail_msg("the system reserved %ld free huge pages of the 6 asked for", pool);
+    assert_int_equal(rc_pool, 0);
+    assert_int_equal(rc_off, 0);
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--pool-child") == 0)
+        return pool_child(argv[2]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(class_sizes),
         cmocka_unit_test(no_overlap),
         cmocka_unit_test(empty_slabs_unmapped),
         cmocka_unit_test(two_threads),
         cmocka_unit_test(huge_mappings),
+        cmocka_unit_test(reserved_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
