@@ -20,6 +20,7 @@
 #include "storage/hfile/bloom.h"
 #include "storage/hfile/cell.h"
 #include "storage/base/compress.h"
+#include "storage/base/slab.h"
 #include "storage/hfile/hfile_reader.h"
 #include "storage/hfile/hfile_writer.h"
 #include "storage/base/status.h"
@@ -84,7 +85,9 @@ static const char kiln_bench_usage_text[] =
     "  -h, --help           this help\n"
     "  -V, --version        print the version\n"
     "\n"
-    "Every read result line also carries max_rss_mb= (peak resident set).\n";
+    "Every read result line also carries max_rss_mb= (peak resident set) and\n"
+    "hugetlb_mb= (cache memory from the reserved huge page pool, vm.nr_hugepages,\n"
+    "which the resident set does not count).\n";
 
 typedef struct kiln_bench_opts {
     size_t block;
@@ -548,12 +551,13 @@ kiln_bench_reads(const char *path, uint64_t n, int scan)
     printf("%s threads=%d ops=%zu missing=%d cache_mb=%zu direct=0 warm=%d secs=%.3f "
            "ops_per_s=%.0f mean_us=%.2f p50_us=%.2f p99_us=%.2f p999_us=%.2f max_us=%.1f "
            "found=%llu notfound=%llu bad=%llu rows=%llu cache_usage_MB=%.1f cache_hit_pct=%.1f "
-           "errors=%llu max_rss_mb=%.1f\n",
+           "errors=%llu max_rss_mb=%.1f hugetlb_mb=%.1f\n",
            scan ? "scan" : "get", nt, tot, kiln_bench_o.missing, kiln_bench_o.cache_mb, kiln_bench_o.warm, dt,
            tot / dt, mean / 1000, pct_us(all, tot, 0.50), pct_us(all, tot, 0.99),
            pct_us(all, tot, 0.999), all[tot - 1] / 1000.0, (unsigned long long)found,
            (unsigned long long)nf, (unsigned long long)bad, (unsigned long long)rows,
-           cs.bytes_used / 1e6, hit, (unsigned long long)errors, kiln_bench_max_rss_mb());
+           cs.bytes_used / 1e6, hit, (unsigned long long)errors, kiln_bench_max_rss_mb(),
+           slab_hugetlb_bytes() / 1048576.0);
     free(all);
     free(a);
     hfile_reader_close(r);

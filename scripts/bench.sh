@@ -9,6 +9,7 @@
 #
 #   scripts/bench.sh [--rows N] [--runs R] [--ops K] [--scan-ops K] [--dir DIR]
 #                    [--peers PEERS] [--only write|read] [--kiln BIN]
+#                    [--hugepages N]
 #   scripts/bench.sh --summarize LOGDIR     (summary of an earlier run's logs)
 #   scripts/bench.sh --suite put [ARGS]     (the speed layer's Puts against RocksDB
 #                                            and Redis: scripts/put_bench.sh ARGS)
@@ -28,7 +29,11 @@
 # on a shared machine disturbs less. --only write runs the write comparison
 # alone (no reads); --only read writes each file once, then runs the reads.
 # --kiln BIN runs BIN instead of build/bin/kiln-bench (e.g. a build of another
-# commit, for before/after figures on the same machine).
+# commit, for before/after figures on the same machine). --hugepages N
+# reserves N 2 MiB huge pages (vm.nr_hugepages, as root) for the run and puts
+# the old count back at the end: Kiln's caches take their memory from that
+# pool when it has room (storage/base/slab.h); RocksDB's block cache does not
+# use it. The count in effect goes into params.txt either way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,10 +45,11 @@ DIR=${BENCH_DIR:-/tmp/kiln-bench}
 PEERS=${KILN_PEERS:-../shared/bench/peers}
 
 usage() {
-    sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
 }
 SUMMARIZE=
 ONLY=
+HUGEPAGES=
 KB=build/bin/kiln-bench
 
 if [ "${1:-}" = --suite ]; then
@@ -72,11 +78,12 @@ while [ $# -gt 0 ]; do
         esac
         shift 2 ;;
     --kiln) KB=$2; shift 2 ;;
+    --hugepages) HUGEPAGES=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
 done
-for v in "$ROWS" "$RUNS" "$OPS" "$SCAN_OPS"; do
+for v in "$ROWS" "$RUNS" "$OPS" "$SCAN_OPS" ${HUGEPAGES:+"$HUGEPAGES"}; do
     case $v in '' | *[!0-9]*) echo "bench.sh: '$v' is not a number" >&2; exit 64 ;; esac
 done
 
@@ -178,11 +185,23 @@ if [ -f "$PEER_SRC/rbench.c" ]; then
 fi
 [ -x "$KB" ] || { echo "bench.sh: $KB is not an executable kiln-bench" >&2; exit 66; }
 
+if [ -n "$HUGEPAGES" ]; then
+    HP_FILE=/proc/sys/vm/nr_hugepages
+    HP_OLD=$(cat "$HP_FILE")
+    echo "$HUGEPAGES" >"$HP_FILE" 2>/dev/null ||
+        { echo "bench.sh: --hugepages: cannot write $HP_FILE (run as root)" >&2; exit 77; }
+    trap 'echo "$HP_OLD" >"$HP_FILE"' EXIT
+    got=$(cat "$HP_FILE")
+    [ "$got" -ge "$HUGEPAGES" ] ||
+        { echo "bench.sh: --hugepages: asked for $HUGEPAGES huge pages, the system gave $got" >&2; exit 75; }
+fi
+
 LOG=build/bench-results/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$LOG" "$DIR"
 echo "rows=$ROWS runs=$RUNS ops=$OPS scan_ops=$SCAN_OPS dir=$DIR logs=$LOG rocksdb=${RB:-none}" | tee "$LOG/params.txt"
 echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?') ($KB); $(nproc) cpus; $(uname -r);" \
-    "load average $(cut -d' ' -f1-3 /proc/loadavg)" >>"$LOG/params.txt"
+    "load average $(cut -d' ' -f1-3 /proc/loadavg); vm.nr_hugepages $(cat /proc/sys/vm/nr_hugepages)" \
+    >>"$LOG/params.txt"
 
 # timed NAME SYSTEM CMD...: run CMD, append its output and its peak RSS
 # (GNU time, kB) to $LOG/NAME.SYSTEM.log.
