@@ -162,9 +162,13 @@ slab_map_hugetlb(size_t n)
     if (st != 0)
         return NULL;
     /* A private mapping reserves its pages now: a pool too small fails here,
-     * not at a later touch. The pool's pages are 2 MiB aligned. */
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
-                   -1, 0);
+     * not at a later touch. Only the 2 MiB pool: pages of another size would
+     * not split into slabs. */
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB;
+#ifdef MAP_HUGE_SHIFT
+    flags |= 21 << MAP_HUGE_SHIFT;   /* log2 of 2 MiB (MAP_HUGE_2MB) */
+#endif
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, flags, -1, 0);
     if (p == MAP_FAILED || ((uintptr_t)p & (SLAB_BYTES - 1)) != 0) {
         if (p != MAP_FAILED)
             munmap(p, n);
