@@ -252,6 +252,17 @@ pool_child(const char *want)
     return 0;
 }
 
+/* Write n to /proc/sys/vm/nr_hugepages; 0 on success. */
+static int
+set_hugepages(long n)
+{
+    FILE *f = fopen("/proc/sys/vm/nr_hugepages", "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "%ld\n", n);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 /* With huge pages reserved (vm.nr_hugepages, which this test raises by 6
  * and puts back; it needs root), the mappings come from the pool until it
  * runs short, then from ordinary pages; KILN_HUGETLB=0 keeps them out of it. */
@@ -265,21 +276,15 @@ reserved_pool(void **state)
     assert_non_null(f);
     assert_int_equal(fscanf(f, "%ld", &old), 1);
     fclose(f);
-    f = fopen(knob, "w");
-    if (f == NULL)
+    if (set_hugepages(old + 6) != 0)
         fail_msg("%s: cannot reserve huge pages for this test (it needs root)", knob);
-    fprintf(f, "%ld\n", old + 6);
-    assert_int_equal(fclose(f), 0);
     long pool = pool_free();
     char cmd[512];
     snprintf(cmd, sizeof cmd, "/proc/%d/exe --pool-child pool", (int)getpid());
     int rc_pool = pool >= 6 ? system(cmd) : -1;
     snprintf(cmd, sizeof cmd, "KILN_HUGETLB=0 /proc/%d/exe --pool-child off", (int)getpid());
     int rc_off = pool >= 6 ? system(cmd) : -1;
-    f = fopen(knob, "w");
-    assert_non_null(f);
-    fprintf(f, "%ld\n", old);
-    assert_int_equal(fclose(f), 0);
+    assert_int_equal(set_hugepages(old), 0);
     if (pool < 6)
         fail_msg("the system reserved %ld free huge pages of the 6 asked for", pool);
     assert_int_equal(rc_pool, 0);
