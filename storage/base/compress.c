@@ -4,7 +4,9 @@
 #include "storage/base/coding.h"
 
 #include <lz4.h>
+#include <pthread.h>
 #include <snappy-c.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -49,33 +51,92 @@ compress_codec_writable(kiln_codec codec)
     return compress_codec_readable(codec);
 }
 
+/* ------------------------------------------------------------------ codec state */
+
+/* Each thread keeps its zlib streams and zstd contexts from block to block:
+ * setting one up costs more than compressing a small block (a zstd context
+ * about 13 us, a deflate stream 256 KiB of tables), so a block only resets
+ * them. They are freed when the thread exits. */
+typedef struct codec_state {
+    z_stream deflate, inflate;
+    int deflate_ready, inflate_ready;
+    gz_header gz;   /* deflate keeps a pointer to it until the stream ends */
+    ZSTD_CCtx *zc;
+    ZSTD_DCtx *zd;
+} codec_state;
+
+static pthread_key_t codec_key;
+static pthread_once_t codec_once = PTHREAD_ONCE_INIT;
+static int codec_key_made;
+
+static void
+codec_state_free(void *p)
+{
+    codec_state *c = p;
+    if (c->deflate_ready)
+        deflateEnd(&c->deflate);
+    if (c->inflate_ready)
+        inflateEnd(&c->inflate);
+    ZSTD_freeCCtx(c->zc);
+    ZSTD_freeDCtx(c->zd);
+    free(c);
+}
+
+static void
+codec_key_make(void)
+{
+    codec_key_made = pthread_key_create(&codec_key, codec_state_free) == 0;
+}
+
+/* This thread's codec state in *out, made on its first use. */
+static kiln_status
+codec_state_get(const char *codec, codec_state **out, kiln_err *err)
+{
+    pthread_once(&codec_once, codec_key_make);
+    codec_state *c = codec_key_made ? pthread_getspecific(codec_key) : NULL;
+    if (c == NULL && codec_key_made) {
+        c = calloc(1, sizeof *c);
+        if (c != NULL && pthread_setspecific(codec_key, c) != 0) {
+            free(c);
+            c = NULL;
+        }
+    }
+    *out = c;
+    return c != NULL ? KILN_OK
+                     : status_set(err, KILN_NOMEM, "%s: no memory for the codec's state", codec);
+}
+
 /* ------------------------------------------------------------------ writing */
 
 static kiln_status
 gzip_compress(const uint8_t *in, size_t n, kbuf *out, kiln_err *err)
 {
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    /* windowBits 15 + 16: a gzip wrapper, as java.util.zip.GZIPOutputStream writes. */
-    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return status_set(err, KILN_NOMEM, "gz: deflateInit2 failed");
-    gz_header hdr;
-    memset(&hdr, 0, sizeof hdr);
-    hdr.os = 0; /* Java writes OS 0 and mtime 0 */
-    deflateSetHeader(&zs, &hdr);
-    size_t bound = deflateBound(&zs, n) + 32;
-    buf_reserve(out, bound);
-    zs.next_in = (Bytef *)in;
-    zs.avail_in = (uInt)n;
-    zs.next_out = out->data + out->len;
-    zs.avail_out = (uInt)bound;
-    int r = deflate(&zs, Z_FINISH);
-    if (r != Z_STREAM_END) {
-        deflateEnd(&zs);
-        return status_set(err, KILN_INTERNAL, "gz: deflate did not finish (%d)", r);
+    codec_state *c;
+    kiln_status st = codec_state_get("gz", &c, err);
+    if (st != KILN_OK)
+        return st;
+    z_stream *zs = &c->deflate;
+    if (!c->deflate_ready) {
+        /* windowBits 15 + 16: a gzip wrapper, as java.util.zip.GZIPOutputStream writes. */
+        if (deflateInit2(zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+            Z_OK)
+            return status_set(err, KILN_NOMEM, "gz: deflateInit2 failed");
+        c->deflate_ready = 1;
+    } else if (deflateReset(zs) != Z_OK) {
+        return status_set(err, KILN_INTERNAL, "gz: deflateReset failed");
     }
-    out->len += zs.total_out;
-    deflateEnd(&zs);
+    memset(&c->gz, 0, sizeof c->gz);   /* Java writes OS 0 and mtime 0 */
+    deflateSetHeader(zs, &c->gz);
+    size_t bound = deflateBound(zs, n) + 32;
+    buf_reserve(out, bound);
+    zs->next_in = (Bytef *)in;
+    zs->avail_in = (uInt)n;
+    zs->next_out = out->data + out->len;
+    zs->avail_out = (uInt)bound;
+    int r = deflate(zs, Z_FINISH);
+    if (r != Z_STREAM_END)
+        return status_set(err, KILN_INTERNAL, "gz: deflate did not finish (%d)", r);
+    out->len += zs->total_out;
     return KILN_OK;
 }
 
@@ -105,7 +166,13 @@ framed_compress(kiln_codec codec, const uint8_t *in, size_t n, kbuf *out, kiln_e
                 return status_set(err, KILN_INTERNAL, "lz4: compress failed");
             clen = (size_t)c;
         } else {
-            clen = ZSTD_compress(dst, bound, in + off, chunk, 3);
+            codec_state *c;
+            kiln_status st = codec_state_get("zstd", &c, err);
+            if (st != KILN_OK)
+                return st;
+            if (c->zc == NULL && (c->zc = ZSTD_createCCtx()) == NULL)
+                return status_set(err, KILN_NOMEM, "zstd: no memory for a compression context");
+            clen = ZSTD_compressCCtx(c->zc, dst, bound, in + off, chunk, 3);
             if (ZSTD_isError(clen))
                 return status_set(err, KILN_INTERNAL, "zstd: %s", ZSTD_getErrorName(clen));
         }
@@ -143,18 +210,25 @@ gzip_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t raw_len, kiln_
     uint8_t dummy;
     if (raw_len == 0)
         out = &dummy; /* zlib wants a real pointer even for no output */
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, 15 + 16) != Z_OK)
-        return status_set(err, KILN_NOMEM, "gz: inflateInit2 failed");
-    zs.next_in = (Bytef *)in;
-    zs.avail_in = (uInt)n;
-    zs.next_out = out;
-    zs.avail_out = (uInt)raw_len;
-    int r = inflate(&zs, Z_FINISH);
-    size_t produced = zs.total_out;
-    size_t consumed = zs.total_in;
-    inflateEnd(&zs);
+    codec_state *c;
+    kiln_status st = codec_state_get("gz", &c, err);
+    if (st != KILN_OK)
+        return st;
+    z_stream *zs = &c->inflate;
+    if (!c->inflate_ready) {
+        if (inflateInit2(zs, 15 + 16) != Z_OK)
+            return status_set(err, KILN_NOMEM, "gz: inflateInit2 failed");
+        c->inflate_ready = 1;
+    } else if (inflateReset(zs) != Z_OK) {
+        return status_set(err, KILN_INTERNAL, "gz: inflateReset failed");
+    }
+    zs->next_in = (Bytef *)in;
+    zs->avail_in = (uInt)n;
+    zs->next_out = out;
+    zs->avail_out = (uInt)raw_len;
+    int r = inflate(zs, Z_FINISH);
+    size_t produced = zs->total_out;
+    size_t consumed = zs->total_in;
     if (r != Z_STREAM_END)
         return status_set(err, KILN_CORRUPTION, "gz: bad stream after %zu input bytes (%s)",
                           consumed, r == Z_BUF_ERROR ? "longer than the block's size" : "inflate error");
@@ -181,7 +255,13 @@ framed_chunk(kiln_codec codec, const uint8_t *src, size_t clen, uint8_t *dst, si
             return status_set(err, KILN_CORRUPTION, "lz4: corrupt chunk at payload offset %zu", at);
         *produced = (size_t)r;
     } else {
-        size_t r = ZSTD_decompress(dst, room, src, clen);
+        codec_state *c;
+        kiln_status st = codec_state_get("zstd", &c, err);
+        if (st != KILN_OK)
+            return st;
+        if (c->zd == NULL && (c->zd = ZSTD_createDCtx()) == NULL)
+            return status_set(err, KILN_NOMEM, "zstd: no memory for a decompression context");
+        size_t r = ZSTD_decompressDCtx(c->zd, dst, room, src, clen);
         if (ZSTD_isError(r))
             return status_set(err, KILN_CORRUPTION, "zstd: %s at payload offset %zu",
                               ZSTD_getErrorName(r), at);

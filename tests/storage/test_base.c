@@ -477,6 +477,87 @@ codec_round_trip(void **state)
     buf_free(&c);
 }
 
+/* Each thread keeps its own zlib and zstd state from block to block. Threads
+ * compressing and decompressing at once must write the same bytes as one
+ * thread alone, and a corrupt block must not spoil the next one. */
+#define CODEC_THREADS 4
+#define CODEC_ROUNDS 60
+static const kiln_codec state_codecs[] = {CODEC_GZ, CODEC_ZSTD};
+static uint8_t codec_input[70000];
+static kbuf codec_expect[2][CODEC_ROUNDS];
+
+static size_t
+codec_round_size(int round)
+{
+    return (size_t)(round * 1153) % sizeof codec_input;
+}
+
+static void *
+codec_state_worker(void *arg)
+{
+    intptr_t bad = 0;
+    uint8_t *out = malloc(sizeof codec_input);
+    kbuf c = KBUF_INIT;
+    for (int r = 0; r < CODEC_ROUNDS; r++) {
+        for (int k = 0; k < 2; k++) {
+            size_t n = codec_round_size(r);
+            kiln_err err;
+            status_clear(&err);
+            buf_reset(&c);
+            if (compress_block(state_codecs[k], codec_input, n, &c, &err) != KILN_OK ||
+                c.len != codec_expect[k][r].len ||
+                memcmp(c.data, codec_expect[k][r].data, c.len) != 0)
+                bad++;
+            /* a corrupt copy first: its error leaves the state to be reset */
+            if (c.len > 8) {
+                c.data[c.len / 2] ^= 0x5a;
+                c.data[c.len - 5] ^= 0xff;
+                status_clear(&err);
+                if (decompress_block(state_codecs[k], c.data, c.len, out, n, &err) == KILN_OK &&
+                    (n == 0 || memcmp(out, codec_input, n) == 0))
+                    bad++;
+                c.data[c.len / 2] ^= 0x5a;
+                c.data[c.len - 5] ^= 0xff;
+            }
+            status_clear(&err);
+            if (decompress_block(state_codecs[k], c.data, c.len, out, n, &err) != KILN_OK ||
+                (n > 0 && memcmp(out, codec_input, n) != 0))
+                bad++;
+        }
+    }
+    buf_free(&c);
+    free(out);
+    return (void *)bad;
+}
+
+static void
+codec_state_per_thread(void **state)
+{
+    for (size_t i = 0; i < sizeof codec_input; i++)
+        codec_input[i] = (uint8_t)((rnd() % 3 == 0) ? rnd() : 'k' + i % 11);
+    for (int k = 0; k < 2; k++) {
+        for (int r = 0; r < CODEC_ROUNDS; r++) {
+            kiln_err err;
+            status_clear(&err);
+            codec_expect[k][r] = (kbuf)KBUF_INIT;
+            assert_int_equal(compress_block(state_codecs[k], codec_input, codec_round_size(r),
+                                            &codec_expect[k][r], &err),
+                             KILN_OK);
+        }
+    }
+    pthread_t th[CODEC_THREADS];
+    for (intptr_t i = 0; i < CODEC_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, codec_state_worker, NULL), 0);
+    for (int i = 0; i < CODEC_THREADS; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        assert_int_equal((intptr_t)r, 0);
+    }
+    for (int k = 0; k < 2; k++)
+        for (int r = 0; r < CODEC_ROUNDS; r++)
+            buf_free(&codec_expect[k][r]);
+}
+
 /* The ROW bloom of the 10-cell HBase file: its BLMFBLK2 block at offset 397 holds a
  * 16-byte chunk for rows row-00..row-09, hash count 7. Our chunker must build the
  * same bytes, and every row must test positive. */
@@ -694,6 +775,7 @@ main(void)
         cmocka_unit_test(cell_key_codec),
         cmocka_unit_test(string_binary),
         cmocka_unit_test(codec_round_trip),
+        cmocka_unit_test(codec_state_per_thread),
         cmocka_unit_test(bloom_matches_hbase),
         cmocka_unit_test(bloom_positions_match_formula),
         cmocka_unit_test(bloom_false_positive_rate),
