@@ -42,7 +42,9 @@ def swap_report(path, swaps):
     to the first swap the server logged after it (the new version warming
     up), and from that swap on: the lowest quarter second over both, the
     first second after the swap, and the seconds after the swap until the
-    rate is back at 90% of the rate before the load."""
+    rate is back at 90% of the rate before the load. The lowest quarter
+    second before the load is the same measure with no swap in the way: how
+    far the rate falls on its own on this machine."""
     d = trace(path)
     load = float(open(path.replace(".txt", ".load")).read())
     swap = next((t for t in swaps if t > load), None)
@@ -57,7 +59,8 @@ def swap_report(path, swaps):
         return None
     back = next((i for i, r in enumerate(after) if r >= 0.9 * base), len(after))
     return {"base": base, "warm_s": swap - load, "warm_low": min(warm) if warm else base,
-            "first": sum(after[:4]) / 4, "low": min(warm + after), "back": back / 4.0}
+            "first": sum(after[:4]) / 4, "low": min(warm + after), "back": back / 4.0,
+            "calm_low": min(before)}
 
 
 def main():
@@ -107,9 +110,9 @@ def main():
             b = r["base"]
             print("  P%-3s run %s: %.0f ops/s before the load; load to swap %.1f s (lowest quarter "
                   "%.0f%%); from the swap: first second %.0f%%; lowest quarter from the load %.0f%%; "
-                  "back to 90%% after %.2f s" %
+                  "back to 90%% after %.2f s; lowest quarter before the load (no swap) %.0f%%" %
                   (P, run, b, r["warm_s"], 100 * r["warm_low"] / b, 100 * r["first"] / b,
-                   100 * r["low"] / b, r["back"]))
+                   100 * r["low"] / b, r["back"], 100 * r["calm_low"] / b))
     for base in sorted(glob.glob(os.path.join(log, "swap-http-base-*.txt"))):
         b = open(base).read().split()
         d = open(base.replace("base", "during")).read().split()
