@@ -18,6 +18,24 @@ if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py
   mkdir -p "$py_dir" && ln -sf "$py" "$py_dir/python3" && export PATH="$py_dir:$PATH"
 fi
 
+# Tests run KILN_TEST_JOBS at a time (default: one per core, at most 4). Most
+# are independent: temporary directories of their own, servers on ports the
+# kernel picks. Those that are not run alone, one at a time, once the others
+# are done (see ALONE below).
+jobs=${KILN_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in '' | *[!0-9]* | 0) jobs=1 ;; esac
+[ -z "${KILN_TEST_JOBS:-}" ] && [ "$jobs" -gt 4 ] && jobs=4
+
+# Run alone:
+#  - storage/test_slab changes the system's reserved huge page count and
+#    counts the pages free, which another test's caches would take;
+#  - cluster_test.sh builds hosts out of network namespaces, each with its
+#    own ranks: it is the heaviest test, and timed by its job timeouts;
+#  - deadline_test.sh, stall_test.sh and abuse_test.sh check how long the
+#    server takes to answer or to drop a client, within seconds.
+ALONE=(storage/test_slab tests/cluster/cluster_test.sh tests/serving/deadline_test.sh
+       tests/serving/stall_test.sh tests/serving/abuse_test.sh)
+
 passed=0
 failed=0
 failed_names=()
@@ -39,29 +57,79 @@ count_from_log() {
   echo "${p:-0} ${f:-0}"
 }
 
+# run_one NAME CMD...: run one test, its output to its log, and leave
+# "passed failed seconds" in its result file.
 run_one() {
   local name=$1; shift
-  local log="$log_dir/$(echo "$name" | tr '/' '_').log"
-  local start end rc
+  local base="$log_dir/$(echo "$name" | tr '/' '_')"
+  local start end rc p f
   start=$(date +%s)
-  "$@" >"$log" 2>&1
+  "$@" >"$base.log" 2>&1
   rc=$?
   end=$(date +%s)
-  read -r p f < <(count_from_log "$log")
+  read -r p f < <(count_from_log "$base.log")
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-    echo "FAIL $name: ran no test (log: $log)"
+    echo "ran no test" >"$base.why"
     f=1
   fi
+  echo "$p $f $((end - start))" >"$base.result"
+}
+
+# report NAME: count a finished test and print its line.
+report() {
+  local name=$1
+  local base="$log_dir/$(echo "$name" | tr '/' '_')"
+  local p=0 f=1 secs=0
+  [ -f "$base.result" ] && read -r p f secs <"$base.result"
   passed=$((passed + p))
   failed=$((failed + f))
-  if [ "$f" -ne 0 ]; then
-    failed_names+=("$name")
-    echo "FAIL $name ($p passed, $f failed, $((end - start))s) -- last lines of $log:"
-    tail -25 "$log" | sed 's/^/    /'
+  if [ -f "$base.why" ]; then
+    echo "FAIL $name: $(cat "$base.why") (log: $base.log)"
+  elif [ "$f" -ne 0 ]; then
+    echo "FAIL $name ($p passed, $f failed, ${secs}s) -- last lines of $base.log:"
+    tail -25 "$base.log" | sed 's/^/    /'
   else
-    echo "ok   $name ($p passed, $((end - start))s)"
+    echo "ok   $name ($p passed, ${secs}s)"
   fi
+  [ "$f" -ne 0 ] && failed_names+=("$name")
+  return 0
+}
+
+declare -A running=()   # pid -> name
+# reap: wait for one running test to finish, and report it.
+reap() {
+  local pid
+  wait -n -p pid "${!running[@]}" || true
+  [ -n "${pid:-}" ] || return 0
+  report "${running[$pid]}"
+  unset "running[$pid]"
+}
+
+# start NAME CMD...: run a test once a slot is free; a test of ALONE waits
+# for the end (drain runs those).
+alone_names=()
+alone_cmds=()
+start() {
+  local name=$1; shift
+  local base="$log_dir/$(echo "$name" | tr '/' '_')"
+  rm -f "$base.result" "$base.why"
+  case " ${ALONE[*]} " in *" $name "*)
+    alone_names+=("$name"); alone_cmds+=("$(printf '%q ' "$@")"); return 0 ;;
+  esac
+  while [ "${#running[@]}" -ge "$jobs" ]; do reap; done
+  run_one "$name" "$@" &
+  running[$!]=$name
+}
+
+# drain: wait for the rest, then run the ALONE tests one at a time.
+drain() {
+  while [ "${#running[@]}" -gt 0 ]; do reap; done
+  local i
+  for i in "${!alone_names[@]}"; do
+    eval "run_one $(printf '%q' "${alone_names[$i]}") ${alone_cmds[$i]}"
+    report "${alone_names[$i]}"
+  done
 }
 
 # KILN_TESTS, when set, names the tests to run (e.g. "storage/test_block_cache
@@ -78,18 +146,20 @@ if [ -n "${KILN_TESTS:-}" ]; then
 fi
 
 for t in $(find "$BUILD/tests" -type f -perm -u+x -name 'test_*' 2>/dev/null | sort); do
-  chosen "${t#$BUILD/tests/}" && run_one "${t#$BUILD/tests/}" "$t"
+  chosen "${t#$BUILD/tests/}" && start "${t#$BUILD/tests/}" "$t"
 done
 
 for s in $(find tests -name '*_test.sh' | sort); do
-  chosen "$s" && run_one "$s" bash "$s"
+  chosen "$s" && start "$s" bash "$s"
 done
 
 if [ "$FUZZ" = 1 ]; then
   for f in $(find "$BUILD/fuzz" -type f -perm -u+x -name 'fuzz_*' 2>/dev/null | sort); do
-    run_one "fuzz/$(basename "$f")" tests/fuzz_smoke.sh "$f"
+    start "fuzz/$(basename "$f")" tests/fuzz_smoke.sh "$f"
   done
 fi
+
+drain
 
 echo
 if [ ${#failed_names[@]} -gt 0 ]; then
