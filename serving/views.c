@@ -688,11 +688,8 @@ views_fills_rows(views *v, views_entry *old, views_entry *e)
 #define VIEWS_FILL_AHEAD 16
 /* A fill looks up every row in the old cache until, over VIEWS_FILL_WINDOW
  * lookups, at most one in 32 was missing; then only one row in
- * VIEWS_FILL_SAMPLE, caching the others unseen (a lookup costs two cache
- * misses in a cache of many GiB), until a sampled row is missing. So at
- * most VIEWS_FILL_SAMPLE - 1 rows the old cache did not hold are cached
- * each time the rows it held stop. */
-#define VIEWS_FILL_SAMPLE 16
+ * VIEWS_FILL_SAMPLE (views.h), caching the others unseen, until a sampled
+ * row is missing. */
 #define VIEWS_FILL_WINDOW 2048
 
 typedef struct views_fill_slot {

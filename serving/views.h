@@ -46,6 +46,15 @@
 #define VIEWS_WARM_KEYS_DEFAULT 250000
 #define VIEWS_PREFETCH_MS_DEFAULT 60000
 #define VIEWS_ERROR_MAX 512
+/* A swap's fill of the new version's row cache asks the old version's cache
+ * about one row in VIEWS_FILL_SAMPLE once the rows it asks about are all
+ * there, so at most VIEWS_FILL_SAMPLE - 1 rows the old cache did not hold
+ * are cached each time the rows it held stop. Each lookup takes the lock of
+ * a shard the workers read under, and the fill runs niced: a fill preempted
+ * while holding it leaves a worker waiting until the fill is scheduled
+ * again. One in 16 left the worker waiting about 500 times a second
+ * through a fill under load; one in 256 about 25. */
+#define VIEWS_FILL_SAMPLE 256
 
 typedef struct views_options {
     size_t block_cache_bytes;

@@ -694,8 +694,8 @@ row_totals(views_reader *r)
  * rows than a replay takes (warm_keys) fills the new version's row cache by
  * reading the version in key order: the rows the old cache held (rows [0,
  * cached)), with the new version's values, so that reading them after the
- * swap hits every time, and the other rows miss but for fewer than 16 (the
- * fill's sampling, views.c). With a row-cache
+ * swap hits every time, and the other rows miss but for fewer than
+ * VIEWS_FILL_SAMPLE (the fill's sampling). With a row-cache
  * budget too small for both versions' rows at once (tight), the block
  * cache lends its free room for the fill and gets it back after the swap. */
 static void
@@ -738,7 +738,7 @@ swap_fill_rows(int cached, int tight)
     print_message("swap filled %llu rows (%llu bytes), prefetched %llu bytes of blocks\n",
                   (unsigned long long)filled, (unsigned long long)now.bytes,
                   (unsigned long long)prefetched);
-    assert_true(filled >= (uint64_t)cached && filled < (uint64_t)cached + 16);
+    assert_true(filled >= (uint64_t)cached && filled < (uint64_t)cached + VIEWS_FILL_SAMPLE);
     assert_int_equal(now.entries, filled);
     assert_int_equal(prefetched, 0);
     /* the loan is repaid once the old version is retired */
