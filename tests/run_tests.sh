@@ -32,9 +32,10 @@ case $jobs in '' | *[!0-9]* | 0) jobs=1 ;; esac
 #  - cluster_test.sh builds hosts out of network namespaces, each with its
 #    own ranks: it is the heaviest test, and timed by its job timeouts;
 #  - deadline_test.sh, stall_test.sh and abuse_test.sh check how long the
-#    server takes to answer or to drop a client, within seconds.
+#    server takes to answer or to drop a client, within seconds, and
+#    server_test.sh that a swap is served within a second.
 ALONE=(storage/test_slab tests/cluster/cluster_test.sh tests/serving/deadline_test.sh
-       tests/serving/stall_test.sh tests/serving/abuse_test.sh)
+       tests/serving/stall_test.sh tests/serving/abuse_test.sh tests/serving/server_test.sh)
 
 passed=0
 failed=0
