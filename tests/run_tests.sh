@@ -58,11 +58,14 @@ count_from_log() {
   echo "${p:-0} ${f:-0}"
 }
 
+# log_base NAME: where a test's log, result and reason for failing go.
+log_base() { echo "$log_dir/${1//\//_}"; }
+
 # run_one NAME CMD...: run one test, its output to its log, and leave
 # "passed failed seconds" in its result file.
 run_one() {
   local name=$1; shift
-  local base="$log_dir/$(echo "$name" | tr '/' '_')"
+  local base; base=$(log_base "$name")
   local start end rc p f
   start=$(date +%s)
   "$@" >"$base.log" 2>&1
@@ -80,7 +83,7 @@ run_one() {
 # report NAME: count a finished test and print its line.
 report() {
   local name=$1
-  local base="$log_dir/$(echo "$name" | tr '/' '_')"
+  local base; base=$(log_base "$name")
   local p=0 f=1 secs=0
   [ -f "$base.result" ] && read -r p f secs <"$base.result"
   passed=$((passed + p))
@@ -113,7 +116,7 @@ alone_names=()
 alone_cmds=()
 start() {
   local name=$1; shift
-  local base="$log_dir/$(echo "$name" | tr '/' '_')"
+  local base; base=$(log_base "$name")
   rm -f "$base.result" "$base.why"
   case " ${ALONE[*]} " in *" $name "*)
     alone_names+=("$name"); alone_cmds+=("$(printf '%q ' "$@")"); return 0 ;;
