@@ -98,11 +98,31 @@ scripts/deps.sh --bench
 make -j2 all bench >&2
 B=$ROOT/build/bin
 LOG=$ROOT/build/bench-results/server-$(date +%Y%m%d-%H%M%S)
+# The kernel's DAMON monitors (kdamond threads), their state and their
+# schemes' actions, and the CPU seconds they have used: a pageout scheme
+# runs in chunks of several milliseconds on the cores the servers and the
+# load generators use, which shows in every p99 here.
+damon() {
+    local k d out=""
+    for k in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do
+        [ -r "$k/state" ] || continue
+        out="$out kdamond $(basename "$k"): $(cat "$k/state")"
+        for d in "$k"/contexts/[0-9]*/schemes/[0-9]*; do
+            [ -r "$d/action" ] && out="$out, scheme $(cat "$d/action")"
+        done
+        out="$out;"
+    done
+    for k in $(pgrep -x 'kdamond\..*' 2>/dev/null); do
+        out="$out $(awk '{printf "%s cpu %.1f s", $2, ($14 + $15) / 100}' "/proc/$k/stat" 2>/dev/null);"
+    done
+    echo "damon:${out:- none}"
+}
 mkdir -p "$LOG" "$DIR"
 {
     echo "rows=$ROWS runs=$RUNS threads=$THREADS cache_mb=$CACHE_MB row_cache_mb=$ROW_MB secs=$SECS soak=$SOAK load=$LOAD busy_poll_us=${POLL:-default} dir=$DIR"
     echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cpus; $(uname -r); redis $([ $REDIS = 1 ] && redis-server --version | cut -d' ' -f3 || echo none)"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "at start, $(damon)"
 } | tee "$LOG/params.txt"
 
 KPID=
@@ -335,6 +355,7 @@ kill "$SAMPLER" 2>/dev/null || true
 SAMPLER=
 
 # ---------------------------------------------------------------- summary
+echo "at end, $(damon)" | tee -a "$LOG/params.txt"
 echo "$CACHE_MB $INDEX_BYTES" >"$LOG/budget.txt"
 python3 bench/server_bench_summary.py "$LOG" | tee "$LOG/summary.txt"
 echo "logs: $LOG" >&2
