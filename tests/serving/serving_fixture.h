@@ -151,9 +151,11 @@ fx_cell_cmp(const void *a, const void *b)
 }
 
 /* Publish the cells as a new replace version of table (one HFile per region
- * and family), as `kiln load` does. Returns the version. */
+ * and family), as `kiln load` does; with cut >= 0, each file is cut to that
+ * many bytes before the version is published, so that no reader ever sees it
+ * whole. Returns the version. */
 FX_FN uint64_t
-fx_publish(const char *data, const char *name, fx_cells *cs)
+fx_publish_cut(const char *data, const char *name, fx_cells *cs, off_t cut)
 {
     kiln_err err;
     status_clear(&err);
@@ -205,6 +207,11 @@ fx_publish(const char *data, const char *name, fx_cells *cs)
             hfile_writer_stats stats;
             fx_must(hfile_writer_finish(w, &stats, &err), &err, "hfile_writer_finish");
             mf.size = stats.file_size;
+            if (cut >= 0) {
+                if (truncate(p, cut) != 0)
+                    fail_msg("truncate %s: %s", p, strerror(errno));
+                mf.size = (uint64_t)cut;
+            }
             manifest_region_add_file(&mt->regions[r], &mf);
         }
     }
@@ -214,6 +221,12 @@ fx_publish(const char *data, const char *name, fx_cells *cs)
     fx_must(table_gc(t, NULL, &err), &err, "table_gc");
     table_close(t);
     return version;
+}
+
+FX_FN uint64_t
+fx_publish(const char *data, const char *name, fx_cells *cs)
+{
+    return fx_publish_cut(data, name, cs, -1);
 }
 
 /* Roll table back to version (0: the parent). Returns the version now current. */

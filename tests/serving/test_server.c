@@ -1277,20 +1277,10 @@ broken_version_keeps_the_old_one(void **state)
     assert_int_equal(r.h.status, 200);
     assert_int_equal(r.h.version, v1);
     fx_add(&cs, "r", 1, "f", "q", 1, 2, "newer", 5);
-    uint64_t v2 = fx_publish(data_dir, "fragile", &cs);
+    /* the new version's file is cut short (its trailer gone) before it is
+     * published: the server must never have seen it whole */
+    fx_publish_cut(data_dir, "fragile", &cs, 100);
     fx_cells_free(&cs);
-    /* cut the new version's file short: its trailer is gone */
-    kiln_table *t;
-    kiln_err err;
-    status_clear(&err);
-    fx_must(table_open(data_dir, "fragile", &t, &err), &err, "table_open");
-    manifest m;
-    fx_must(table_read_manifest(t, v2, &m, NULL, &err), &err, "manifest");
-    char p[4096];
-    table_file_path(t, m.tables[0].regions[0].files[0].name, p, sizeof p);
-    assert_int_equal(truncate(p, 100), 0);
-    manifest_free(&m);
-    table_close(t);
     /* the error shows in /metrics; the old version answers meanwhile */
     t0 = fx_now();
     int reported = 0;
