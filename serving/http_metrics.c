@@ -229,11 +229,17 @@ http_metrics_render(http_api *a, http_api_reply *out)
                     "# TYPE kiln_row_cache_bytes gauge\nkiln_row_cache_bytes %llu\n"
                     "# HELP kiln_row_cache_capacity_bytes The row cache budget.\n"
                     "# TYPE kiln_row_cache_capacity_bytes gauge\n"
-                    "kiln_row_cache_capacity_bytes %llu\n",
+                    "kiln_row_cache_capacity_bytes %llu\n"
+                    "# HELP kiln_row_cache_spare_bytes Memory kept from retired row caches "
+                    "for the next ones (within the budget).\n"
+                    "# TYPE kiln_row_cache_spare_bytes gauge\n"
+                    "kiln_row_cache_spare_bytes %llu\n",
                     (unsigned long long)tot.hits, (unsigned long long)tot.misses,
                     rt > 0 ? (double)tot.hits / rt : 0.0,
                     (unsigned long long)rowcache_pool_used(views_rowcache_pool(a->env->views)),
                     (unsigned long long)rowcache_pool_capacity(
+                        views_rowcache_pool(a->env->views)),
+                    (unsigned long long)rowcache_pool_spare_bytes(
                         views_rowcache_pool(a->env->views)));
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);

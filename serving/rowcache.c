@@ -10,12 +10,21 @@
  *
  * Entries live in 2 MiB slabs mapped per shard and cut into 32-byte size
  * classes, with a free list per class (entries above 4 KiB get a mapping of
- * their own). A cache of millions of rows is freed by unmapping its slabs:
- * no per-entry free, and the memory goes back to the system at once rather
- * than staying in malloc's per-thread arenas. The slabs, and bucket arrays
- * of a slab or more, are aligned huge pages (slab_map_huge): a Get on a
- * cache of gigabytes misses on its bucket and its entry, and on 4 KiB pages
- * each of those misses is a page walk too.
+ * their own). A cache of millions of rows is freed by handing its slabs back
+ * whole: no per-entry free, and nothing stays behind in malloc's per-thread
+ * arenas. The slabs, and bucket arrays of a slab or more, are aligned huge
+ * pages (slab_map_huge): a Get on a cache of gigabytes misses on its bucket
+ * and its entry, and on 4 KiB pages each of those misses is a page walk too.
+ *
+ * The pool keeps the slabs of a freed cache, as long as its caches and the
+ * slabs kept stay within its capacity, and the next cache to need a slab
+ * takes one of those before mapping a new one. A cache filling beside the
+ * one it replaces then writes to memory that is already mapped: a fresh
+ * mapping's first touch of each huge page costs a fault that clears 2 MiB
+ * (milliseconds each on a virtual machine whose host backs the page only
+ * then), and on the core a worker shares, the fault is time the worker
+ * cannot run. The memory the server holds for row caches is their budget
+ * at most, as --row-cache-mb says; rowcache_pool_free unmaps what is kept.
  */
 #include "serving/rowcache.h"
 
@@ -72,6 +81,7 @@ typedef struct rowcache_shard {
     void *free_class[ROWCACHE_CLASSES];   /* freed slots, linked through their first word */
     uint64_t hits, misses, inserts, evictions, growths;
     int retired;                          /* bytes no longer counted in the pool */
+    rowcache_pool *pool;                  /* whose kept slabs a new slab comes from */
     char pad[64];
 } rowcache_shard;
 
@@ -79,6 +89,9 @@ struct rowcache_pool {
     size_t capacity;
     _Atomic uint64_t used;
     _Atomic uint64_t lent;                /* rowcache_pool_lend: room over capacity */
+    pthread_mutex_t spare_mu;
+    rowcache_map *spares;                 /* slabs of freed caches, linked by next */
+    _Atomic uint64_t spare_bytes;
 };
 
 struct rowcache {
@@ -97,13 +110,65 @@ rowcache_pool_new(size_t capacity_bytes)
     p->capacity = capacity_bytes;
     atomic_init(&p->used, 0);
     atomic_init(&p->lent, 0);
+    pthread_mutex_init(&p->spare_mu, NULL);
+    atomic_init(&p->spare_bytes, 0);
     return p;
 }
 
 void
 rowcache_pool_free(rowcache_pool *p)
 {
+    if (p == NULL)
+        return;
+    for (rowcache_map *m = p->spares; m != NULL;) {
+        rowcache_map *next = m->next;
+        munmap(m, ROWCACHE_SLAB_BYTES);
+        m = next;
+    }
+    pthread_mutex_destroy(&p->spare_mu);
     free(p);
+}
+
+uint64_t
+rowcache_pool_spare_bytes(const rowcache_pool *p)
+{
+    return p ? atomic_load_explicit(&((rowcache_pool *)p)->spare_bytes, memory_order_relaxed)
+             : 0;
+}
+
+/* A kept slab, or NULL if the pool has none. */
+static void *
+rowcache_pool_take_spare(rowcache_pool *p)
+{
+    if (p == NULL || atomic_load_explicit(&p->spare_bytes, memory_order_relaxed) == 0)
+        return NULL;
+    pthread_mutex_lock(&p->spare_mu);
+    rowcache_map *m = p->spares;
+    if (m != NULL) {
+        p->spares = m->next;
+        atomic_fetch_sub_explicit(&p->spare_bytes, ROWCACHE_SLAB_BYTES, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&p->spare_mu);
+    return m;
+}
+
+/* Keep slab m for the pool's next caches if the caches' bytes and the slabs
+ * kept stay within capacity; 0 if it was not kept (the caller unmaps it). */
+static int
+rowcache_pool_keep_spare(rowcache_pool *p, rowcache_map *m)
+{
+    int kept = 0;
+    pthread_mutex_lock(&p->spare_mu);
+    uint64_t used = atomic_load_explicit(&p->used, memory_order_relaxed);
+    uint64_t spare = atomic_load_explicit(&p->spare_bytes, memory_order_relaxed);
+    if (used + spare + ROWCACHE_SLAB_BYTES <= p->capacity) {
+        m->next = p->spares;
+        p->spares = m;
+        atomic_fetch_add_explicit(&p->spare_bytes, ROWCACHE_SLAB_BYTES, memory_order_relaxed);
+        kept = 1;
+    }
+    pthread_mutex_unlock(&p->spare_mu);
+    return kept;
 }
 
 size_t
@@ -157,6 +222,7 @@ rowcache_new(rowcache_pool *pool)
         s->ring.next = s->ring.prev = &s->ring;
         s->hand = &s->ring;
         s->maps.next = s->maps.prev = &s->maps;
+        s->pool = pool;
     }
     return c;
 }
@@ -167,25 +233,31 @@ rowcache_free(rowcache *c)
     if (c == NULL)
         return;
     uint64_t freed = 0;
-    unsigned unmapped = 0;
     for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
         rowcache_shard *s = &c->shards[i];
         if (!s->retired)
             freed += s->bytes;
+    }
+    /* Counted out first, so that the slabs below fit in what it frees. */
+    atomic_fetch_sub_explicit(&c->pool->used, freed, memory_order_relaxed);
+    unsigned unmapped = 0;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
         for (rowcache_map *m = s->maps.next; m != &s->maps;) {
             rowcache_map *next = m->next;
-            munmap(m, m->size);
+            if (m->size != ROWCACHE_SLAB_BYTES || !rowcache_pool_keep_spare(c->pool, m)) {
+                munmap(m, m->size);
+                /* Each unmap takes the process's memory-map lock: pause now
+                 * and then so the workers' own mappings and page faults are
+                 * not queued behind gigabytes of them. */
+                if (++unmapped % 64 == 0)
+                    usleep(200);
+            }
             m = next;
-            /* Each unmap takes the process's memory-map lock: pause now
-             * and then so the workers' own mappings and page faults are
-             * not queued behind gigabytes of them. */
-            if (++unmapped % 64 == 0)
-                usleep(200);
         }
         rowcache_buckets_free(s->buckets, s->nbuckets);
         pthread_mutex_destroy(&s->mu);
     }
-    atomic_fetch_sub_explicit(&c->pool->used, freed, memory_order_relaxed);
     free(c);
 }
 
@@ -221,7 +293,9 @@ rowcache_map_new(rowcache_shard *s, size_t size)
 {
     void *p;
     if (size == ROWCACHE_SLAB_BYTES) {
-        p = slab_map_huge(size);
+        p = rowcache_pool_take_spare(s->pool);
+        if (p == NULL)
+            p = slab_map_huge(size);
     } else {
         p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
@@ -499,9 +573,11 @@ rowcache_contains(rowcache *c, const uint8_t *key, size_t n)
     return found;
 }
 
-void
-rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
-             int64_t expires_ms)
+/* rowcache_put, or with fresh set rowcache_put_new: the entry goes to the
+ * head of its bucket's chain without a look for one it replaces. */
+static void
+rowcache_insert(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
+                int64_t expires_ms, int fresh)
 {
     if (n > UINT32_MAX || len > UINT32_MAX)
         return;
@@ -515,9 +591,16 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
         pthread_mutex_unlock(&s->mu);
         return;   /* a retired cache takes nothing new */
     }
-    rowcache_entry **pp = rowcache_slot(s, h, key, n);
-    if (*pp != NULL)
-        rowcache_remove(c, s, *pp);
+    /* The end of the chain when the key is not there (an allocation changes
+     * no chain); after a removal, found again. */
+    rowcache_entry **pp = &s->buckets[h & (s->nbuckets - 1)];
+    if (!fresh) {
+        pp = rowcache_slot(s, h, key, n);
+        if (*pp != NULL) {
+            rowcache_remove(c, s, *pp);
+            pp = NULL;
+        }
+    }
     uint32_t cls;
     size_t charge;
     rowcache_entry *e = rowcache_alloc(s, need, &cls, &charge);
@@ -532,11 +615,12 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     e->referenced = 0;
     e->cls = cls;
     e->charge = charge;
-    e->chain = NULL;
     memcpy(e->data, key, n);
     if (len > 0)
         memcpy(e->data + n, img, len);
-    pp = rowcache_slot(s, h, key, n);
+    if (pp == NULL)
+        pp = rowcache_slot(s, h, key, n);
+    e->chain = *pp;   /* NULL at a chain's end; the rest of it at its head */
     *pp = e;
     rowcache_ring_insert(s, e);
     s->count++;
@@ -557,6 +641,20 @@ rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size
     if (s->count > s->nbuckets)
         rowcache_grow(c, s);
     pthread_mutex_unlock(&s->mu);
+}
+
+void
+rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
+             int64_t expires_ms)
+{
+    rowcache_insert(c, key, n, img, len, expires_ms, 0);
+}
+
+void
+rowcache_put_new(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
+                 int64_t expires_ms)
+{
+    rowcache_insert(c, key, n, img, len, expires_ms, 1);
 }
 
 void

@@ -60,6 +60,9 @@ void rowcache_pool_lend(rowcache_pool *p, uint64_t bytes);
 void rowcache_pool_repay(rowcache_pool *p, uint64_t bytes);
 /* Capacity plus the room lent now: what inserts evict down to. */
 uint64_t rowcache_pool_limit(const rowcache_pool *p);
+/* Bytes of slabs the pool keeps from freed caches for its next ones (the
+ * caches' bytes and these stay within capacity). */
+uint64_t rowcache_pool_spare_bytes(const rowcache_pool *p);
 
 /* A cache drawing on pool, or NULL if the pool is NULL or disabled. */
 rowcache *rowcache_new(rowcache_pool *pool);
@@ -81,6 +84,12 @@ int rowcache_contains(rowcache *c, const uint8_t *key, size_t n);
 /* Cache img for key (replacing any entry) until expires_ms. */
 void rowcache_put(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
                   int64_t expires_ms);
+/* rowcache_put of a key c does not hold: no look through the key's hash
+ * chain for an entry to replace (each entry on it a miss of the CPU cache,
+ * while a fill puts millions of rows). REQUIRES: no entry for key in c (a
+ * fill of an empty cache with distinct rows, by the one thread putting). */
+void rowcache_put_new(rowcache *c, const uint8_t *key, size_t n, const uint8_t *img, size_t len,
+                      int64_t expires_ms);
 /* While on, inserts into c evict nothing: a new version's cache is filled
  * with its hot rows while its predecessor still holds the budget, and the
  * pool runs over by what the warm-up adds until the predecessor is freed
@@ -94,8 +103,9 @@ void rowcache_set_warming(rowcache *c, int on);
 void rowcache_reserve(rowcache *c, size_t entries);
 /* A cache whose version was swapped out: its bytes leave the pool's count at
  * once, so the new version's cache fills the budget while this one waits
- * to be freed (its readers finishing, then rowcache_free unmapping it); it
- * still answers gets and takes no more puts. c may be NULL. */
+ * to be freed (its readers finishing, then rowcache_free handing its slabs
+ * to the pool or unmapping them); it still answers gets and takes no more
+ * puts. c may be NULL. */
 void rowcache_retire(rowcache *c);
 /* Append up to max keys, recently read ones first (shards taken in turn),
  * each as a 4-byte little-endian length and the bytes. Returns the count. */

@@ -776,9 +776,9 @@ views_fill_rows(views *v, views_entry *old, views_entry *e, int *complete)
             }
         }
         views_fill_slot *slot = &ring[staged++ % VIEWS_FILL_AHEAD];
-        if (staged > VIEWS_FILL_AHEAD)
-            rowcache_put(e->rows, slot->key.data, slot->key.len, slot->img.data, slot->img.len,
-                         ROWCACHE_NO_EXPIRY);
+        if (staged > VIEWS_FILL_AHEAD)   /* rows of a scan are distinct */
+            rowcache_put_new(e->rows, slot->key.data, slot->key.len, slot->img.data,
+                             slot->img.len, ROWCACHE_NO_EXPIRY);
         buf_reset(&slot->key);
         buf_append(&slot->key, r.row.p, r.row.n);
         rowcache_encode(&r, &slot->img);
@@ -787,8 +787,8 @@ views_fill_rows(views *v, views_entry *old, views_entry *e, int *complete)
     uint64_t first = staged > VIEWS_FILL_AHEAD ? staged - VIEWS_FILL_AHEAD : 0;
     for (uint64_t i = first; i < staged; i++) {
         views_fill_slot *slot = &ring[i % VIEWS_FILL_AHEAD];
-        rowcache_put(e->rows, slot->key.data, slot->key.len, slot->img.data, slot->img.len,
-                     ROWCACHE_NO_EXPIRY);
+        rowcache_put_new(e->rows, slot->key.data, slot->key.len, slot->img.data, slot->img.len,
+                         ROWCACHE_NO_EXPIRY);
     }
     for (size_t i = 0; i < VIEWS_FILL_AHEAD; i++) {
         buf_free(&ring[i].key);

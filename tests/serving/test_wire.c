@@ -737,6 +737,145 @@ rowcache_retire_frees_the_budget(void **state)
     buf_free(&got);
 }
 
+/* A freed cache's slabs stay with the pool, within its capacity, and the
+ * next cache writes its rows into them rather than into new mappings; what
+ * they held before never shows through. */
+static void
+freed_slabs_serve_the_next_cache(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    const size_t budget = (size_t)32 << 20;
+    rowcache_pool *pool = rowcache_pool_new(budget);
+    rowcache *old = rowcache_new(pool);
+    uint8_t img[900];
+    char key[32];
+    kbuf got = KBUF_INIT;
+    memset(img, 'v', sizeof img);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "k%06d", i);
+        rowcache_put(old, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    assert_int_equal(rowcache_pool_spare_bytes(pool), 0);
+    rowcache_retire(old);
+    rowcache_free(old);
+    uint64_t kept = rowcache_pool_spare_bytes(pool);
+    print_message("%llu MiB of slabs kept\n", (unsigned long long)(kept >> 20));
+    assert_true(kept >= (uint64_t)N * sizeof img);   /* every slab of the rows */
+    assert_int_equal(kept % ((size_t)2 << 20), 0);
+    assert_true(rowcache_pool_used(pool) + kept <= budget);
+
+    rowcache *next = rowcache_new(pool);
+    memset(img, 'w', sizeof img);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "k%06d", i);
+        img[0] = (uint8_t)i;
+        rowcache_put(next, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    uint64_t left = rowcache_pool_spare_bytes(pool);
+    assert_true(left + (uint64_t)N * sizeof img / 2 < kept);   /* the next rows went there */
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "k%06d", i);
+        assert_int_equal(rowcache_get(next, (const uint8_t *)key, (size_t)n, 0, &got), 1);
+        assert_int_equal(got.len, sizeof img);
+        assert_int_equal(got.data[0], (uint8_t)i);
+        for (size_t k = 1; k < got.len; k++)
+            if (got.data[k] != 'w')
+                fail_msg("row %d: byte %zu is '%c', not the next cache's 'w'", i, k, got.data[k]);
+    }
+    rowcache_free(next);
+    assert_int_equal(rowcache_pool_used(pool), 0);
+    assert_true(rowcache_pool_spare_bytes(pool) <= budget);
+    rowcache_pool_free(pool);
+    buf_free(&got);
+}
+
+/* rowcache_put_new links a row without looking for one to replace: every
+ * row of a fill is found after it, chains of many rows a bucket included,
+ * and a later plain put still replaces what it put. */
+static void
+put_new_rows_are_found_and_replaced(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    rowcache_pool *pool = rowcache_pool_new((size_t)64 << 20);
+    rowcache *c = rowcache_new(pool);
+    char key[32], img[32];
+    kbuf got = KBUF_INIT;
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "row%07d", i);
+        int m = snprintf(img, sizeof img, "v%d", i);
+        rowcache_put_new(c, (const uint8_t *)key, (size_t)n, (const uint8_t *)img, (size_t)m,
+                         ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_stats st;
+    rowcache_get_stats(c, &st);
+    assert_int_equal(st.entries, N);
+    assert_true(st.growths > 0);   /* chains were rehashed as the rows came in */
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "row%07d", i);
+        int m = snprintf(img, sizeof img, "v%d", i);
+        assert_int_equal(rowcache_get(c, (const uint8_t *)key, (size_t)n, 0, &got), 1);
+        assert_int_equal(got.len, (size_t)m);
+        assert_memory_equal(got.data, img, (size_t)m);
+    }
+    for (int i = 0; i < N; i += 7) {
+        int n = snprintf(key, sizeof key, "row%07d", i);
+        rowcache_put(c, (const uint8_t *)key, (size_t)n, (const uint8_t *)"new", 3,
+                     ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_get_stats(c, &st);
+    assert_int_equal(st.entries, N);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "row%07d", i);
+        assert_int_equal(rowcache_get(c, (const uint8_t *)key, (size_t)n, 0, &got), 1);
+        if (i % 7 == 0)
+            assert_memory_equal(got.data, "new", 3);
+        else
+            assert_int_equal(got.data[0], 'v');
+    }
+    rowcache_free(c);
+    rowcache_pool_free(pool);
+    buf_free(&got);
+}
+
+/* The pool keeps a freed cache's slabs only as far as the caches still in
+ * use leave room in its capacity: the memory it holds stays within budget. */
+static void
+kept_slabs_stay_within_the_budget(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    const size_t budget = (size_t)12 << 20;
+    rowcache_pool *pool = rowcache_pool_new(budget);
+    rowcache *a = rowcache_new(pool), *b = rowcache_new(pool);
+    uint8_t img[900];
+    memset(img, 'a', sizeof img);
+    char key[32];
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "a%06d", i);
+        rowcache_put(a, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+        n = snprintf(key, sizeof key, "b%06d", i);
+        rowcache_put(b, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    uint64_t used_b;
+    rowcache_stats bs;
+    rowcache_get_stats(b, &bs);
+    used_b = bs.bytes;
+    assert_true(used_b > budget / 4);   /* b holds a good part of the budget */
+    rowcache_free(a);
+    uint64_t kept = rowcache_pool_spare_bytes(pool);
+    print_message("b holds %llu KiB; %llu KiB of a's slabs kept of %zu KiB\n",
+                  (unsigned long long)(used_b >> 10), (unsigned long long)(kept >> 10),
+                  budget >> 10);
+    assert_true(kept > 0);
+    assert_true(rowcache_pool_used(pool) + kept <= budget);
+    rowcache_free(b);
+    assert_true(rowcache_pool_spare_bytes(pool) <= budget);
+    assert_int_equal(rowcache_pool_used(pool), 0);
+    rowcache_pool_free(pool);
+}
+
 /* rowcache_contains answers without counting a hit or a miss; room lent to
  * the pool lets a second cache fill beside a full one without evicting
  * either, and evictions resume once it is repaid. */
@@ -823,6 +962,9 @@ main(void)
         cmocka_unit_test(rowcache_large_cache_round_trips),
         cmocka_unit_test(rowcache_reserve_presizes),
         cmocka_unit_test(rowcache_retire_frees_the_budget),
+        cmocka_unit_test(freed_slabs_serve_the_next_cache),
+        cmocka_unit_test(kept_slabs_stay_within_the_budget),
+        cmocka_unit_test(put_new_rows_are_found_and_replaced),
         cmocka_unit_test(rowcache_contains_and_lent_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
