@@ -56,6 +56,9 @@ struct ev_loop {
     int schedfd;                  /* /proc/thread-self/schedstat (-2: not opened) */
     int busy;                     /* the last turn had events */
     _Atomic uint64_t polled, slept, backoffs;   /* ev_get_poll_stats */
+    int64_t span_ns;              /* ev_set_poll_span */
+    int64_t polled_ns;            /* the last ev_poll's time polling */
+    uint64_t waits, caught;       /* ev_waits */
     uint64_t idle_ns;             /* waiting for events: asleep or polling */
     ev_hook_proc *before_sleep;
     void *before_sleep_data;
@@ -314,6 +317,19 @@ ev_set_busy_poll(ev_loop *l, long us)
 }
 
 void
+ev_set_poll_span(ev_loop *l, long us)
+{
+    l->span_ns = us > 0 ? (int64_t)us * 1000 : 0;
+}
+
+void
+ev_waits(const ev_loop *l, uint64_t *waits, uint64_t *caught)
+{
+    *waits = l->waits;
+    *caught = l->caught;
+}
+
+void
 ev_get_poll_stats(ev_loop *l, ev_poll_stats *out)
 {
     out->polled = atomic_load_explicit(&l->polled, memory_order_relaxed);
@@ -357,6 +373,7 @@ ev_run_delay_ns(ev_loop *l)
 static int
 ev_poll(ev_loop *l, long *wait_ms)
 {
+    l->polled_ns = 0;
     if (l->poll_ns == 0 || !l->busy || l->now_ms < l->poll_off_until_ms)
         return 0;
     if (l->now_ms - l->poll_check_ms >= EV_POLL_CHECK_MS) {
@@ -386,6 +403,7 @@ ev_poll(ev_loop *l, long *wait_ms)
             break;
     }
     l->idle_ns += (uint64_t)(now - start);
+    l->polled_ns = now - start;
     if (n != 0)
         return n;
     if (*wait_ms > 0) {   /* the sleep that follows ends at the timer all the same */
@@ -405,13 +423,22 @@ ev_run(ev_loop *l)
             break;
         if (l->before_sleep != NULL)
             l->before_sleep(l, l->before_sleep_data);
+        int was_busy = l->busy;
+        l->polled_ns = 0;
         int n = wait != 0 ? ev_poll(l, &wait) : 0;
+        int64_t waited = l->polled_ns;
         if (n == 0) {
             int64_t t0 = ev_monotonic_ns();
             n = epoll_wait(l->epfd, l->ready, EV_BATCH, (int)wait);
-            l->idle_ns += (uint64_t)(ev_monotonic_ns() - t0);
+            int64_t slept = ev_monotonic_ns() - t0;
+            l->idle_ns += (uint64_t)slept;
+            waited += slept;
             if (n > 0 && l->poll_ns > 0)
                 atomic_fetch_add_explicit(&l->slept, 1, memory_order_relaxed);
+        }
+        if (was_busy && n > 0) {
+            l->waits++;
+            l->caught += waited <= l->span_ns;
         }
         l->busy = n > 0;
         if (n < 0) {

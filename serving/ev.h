@@ -60,6 +60,17 @@ void ev_set_on_wake(ev_loop *l, ev_hook_proc *proc, void *data);
  * than a tenth of the last 100 ms. */
 void ev_set_busy_poll(ev_loop *l, long us);
 
+/* The span a busy poll would take (microseconds), to count against it the
+ * waits for events after a turn that had them (0, the default: none counts
+ * as caught). Independent of whether polling is on. */
+void ev_set_poll_span(ev_loop *l, long us);
+/* Since the loop started: the waits after a turn with events that ended
+ * with events (*waits), and those among them over within the poll span
+ * (*caught), whether a poll found the events or a short sleep did. A loop
+ * whose waits are mostly caught would find those events by polling. Loop
+ * thread only. */
+void ev_waits(const ev_loop *l, uint64_t *waits, uint64_t *caught);
+
 /* What busy polling did so far (readable from any thread). */
 typedef struct ev_poll_stats {
     uint64_t polled;     /* turns whose events a poll found */

@@ -101,6 +101,7 @@ struct worker {
     _Atomic int parked;          /* hands its connections over, takes no new ones */
     _Atomic int give_to;         /* the worker to hand a share of them to, or -1 */
     uint64_t idle_ns, busy_at_ns;   /* ev_idle_ns and the clock at the last tick */
+    uint64_t waits, caught;      /* ev_waits at the last tick */
     _Atomic int busy_pm;         /* thousandths of the last tick spent working */
     _Atomic int nconns_seen;     /* nconns at the last tick or hand-off */
     int align_due;               /* the tick asks for connections to go home */
@@ -923,21 +924,35 @@ server_on_accept(ev_loop *l, int lfd, void *data, int mask)
  * until that is over.
  */
 
-/* The part of the last tick w spent working, in thousandths; a worker
- * that was busy over half of it polls before sleeping (ev_set_busy_poll). */
+/* The part of the last tick w spent working, in thousandths. A worker
+ * polls before sleeping (ev_set_busy_poll) when it was busy over half of
+ * the tick, or over a quarter of it with most of its waits for the next
+ * events over within the poll's span (ev_waits), so that a poll would have
+ * found those events.
+ * The second holds whether polling is on or not: a worker that stopped
+ * polling (backing off while another thread took its core) serves fewer
+ * requests a second and is then busy less than half the time, and on that
+ * alone it would never poll again under the same load. */
 static void
 worker_measure(worker *w)
 {
     uint64_t now = server_now_ns(), idle = ev_idle_ns(w->loop);
+    uint64_t waits, caught;
+    ev_waits(w->loop, &waits, &caught);
     if (w->busy_at_ns != 0 && now > w->busy_at_ns) {
         uint64_t wall = now - w->busy_at_ns, waited = idle - w->idle_ns;
         uint64_t busy = wall > waited ? wall - waited : 0;
         int pm = (int)(busy * 1000 / wall);
         atomic_store_explicit(&w->busy_pm, pm, memory_order_relaxed);
-        ev_set_busy_poll(w->loop, pm >= SERVER_POLL_BUSY_PM ? w->s->cfg.busy_poll_us : 0);
+        uint64_t dw = waits - w->waits, dc = caught - w->caught;
+        int poll = pm >= SERVER_POLL_BUSY_PM ||
+                   (pm >= SERVER_POLL_BUSY_PM / 2 && dw >= SERVER_POLL_MIN_WAITS && dc * 2 > dw);
+        ev_set_busy_poll(w->loop, poll ? w->s->cfg.busy_poll_us : 0);
     }
     w->busy_at_ns = now;
     w->idle_ns = idle;
+    w->waits = waits;
+    w->caught = caught;
 }
 
 /* Worker 0's tick: park a worker, or bring one back, as the load says. */
@@ -1491,6 +1506,8 @@ server_start(const server_config *cfg, server **out, kiln_err *err)
         w->argv = kiln_calloc(RESP_ARGS_MAX_DEFAULT, sizeof *w->argv);
         if (st == KILN_OK)
             st = ev_loop_new(setsize + 1024, &w->loop, err);
+        if (st == KILN_OK)
+            ev_set_poll_span(w->loop, cfg->busy_poll_us);
         if (st == KILN_OK && w->http_fd >= 0)
             st = ev_add(w->loop, w->http_fd, EV_READABLE, server_on_accept, w, err);
         if (st == KILN_OK && w->resp_fd >= 0)

@@ -49,6 +49,9 @@
 #define SERVER_MAX_WORKERS 128
 #define SERVER_BUSY_POLL_US_DEFAULT 200
 #define SERVER_POLL_BUSY_PM 500   /* a worker polls while busy over half a tick */
+/* ... or over a quarter of it while most of the tick's waits for events, at
+ * least this many, were within the poll's span */
+#define SERVER_POLL_MIN_WAITS 50
 #define SERVER_PARK_BELOW_DEFAULT 60
 #define SERVER_UNPARK_ABOVE_DEFAULT 85
 

@@ -139,6 +139,47 @@ busy_poll_finds_events_without_sleeping(void **state)
     assert_true(st.polled >= 150);
 }
 
+/* The waits after a turn with events are counted, and those over within
+ * the poll span as caught, with polling off: pings 50 µs apart are caught
+ * by a span of 100 ms, pings 5 ms apart are not by a span of 1 ms. */
+static void
+waits_are_counted_against_the_poll_span(void **state)
+{
+    (void)state;
+    static const struct {
+        long span_us, gap_us;
+        int caught;
+    } cases[] = {{100000, 50, 1}, {1000, 5000, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        pong p;
+        int c;
+        pong_start(&p, 0, -1, &c);
+        ev_set_poll_span(p.loop, cases[k].span_us);
+        for (int i = 0; i < 200; i++) {
+            ping(c);
+            pause_us(cases[k].gap_us);
+        }
+        char q = 'q';   /* pong_stop, reading the counts once the loop is over */
+        assert_int_equal(write(c, &q, 1), 1);
+        pthread_join(p.thread, NULL);
+        uint64_t waits = 0, caught = 0;
+        ev_waits(p.loop, &waits, &caught);
+        ev_loop_free(p.loop);
+        close(p.fd);
+        close(c);
+        print_message("span %ld us, pings %ld us apart: %llu waits, %llu caught\n",
+                      cases[k].span_us, cases[k].gap_us, (unsigned long long)waits,
+                      (unsigned long long)caught);
+        /* (the pong's 5 ms timer ends some waits of the second case early,
+         * and a wait after a timer's turn is not counted) */
+        assert_true(waits >= (cases[k].caught ? 150u : 20u));
+        if (cases[k].caught)
+            assert_true(caught * 10 >= waits * 9);
+        else
+            assert_true(caught * 10 <= waits);
+    }
+}
+
 /* Without busy polling every turn sleeps first: none is found by polling. */
 static void
 no_busy_poll_sleeps(void **state)
@@ -267,6 +308,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(busy_poll_finds_events_without_sleeping),
+        cmocka_unit_test(waits_are_counted_against_the_poll_span),
         cmocka_unit_test(no_busy_poll_sleeps),
         cmocka_unit_test(busy_poll_keeps_timers),
         cmocka_unit_test(busy_poll_backs_off_on_a_crowded_core),
