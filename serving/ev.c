@@ -373,7 +373,6 @@ ev_run_delay_ns(ev_loop *l)
 static int
 ev_poll(ev_loop *l, long *wait_ms)
 {
-    l->polled_ns = 0;
     if (l->poll_ns == 0 || !l->busy || l->now_ms < l->poll_off_until_ms)
         return 0;
     if (l->now_ms - l->poll_check_ms >= EV_POLL_CHECK_MS) {
@@ -424,7 +423,7 @@ ev_run(ev_loop *l)
         if (l->before_sleep != NULL)
             l->before_sleep(l, l->before_sleep_data);
         int was_busy = l->busy;
-        l->polled_ns = 0;
+        l->polled_ns = 0;   /* ev_poll sets it when it polls; it is not always called */
         int n = wait != 0 ? ev_poll(l, &wait) : 0;
         int64_t waited = l->polled_ns;
         if (n == 0) {
