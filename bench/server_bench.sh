@@ -13,7 +13,10 @@
 #     6 s into a redis-benchmark run (throughput per quarter second, against
 #     the same run's before the load, until 4 s after the swap; the row
 #     cache warmed again after each), and in the middle of a wrk run
-#     (against a wrk run without a swap);
+#     (against a wrk run without a swap). After each swap trace, a control
+#     trace runs a SCHED_IDLE busy loop (`chrt -i 0`) instead of the load,
+#     for as long as the load and warm-up took: what work beside the server
+#     costs the rate on this machine, with no swap at all;
 #   - the server's resident memory against its cache budget plus the indexes
 #     and blooms of the loaded files, sampled through the whole run, with an
 #     optional soak (--soak SECONDS of mixed load and a swap a minute).
@@ -260,10 +263,22 @@ done
 FREEZE "$RPID"
 
 # ---------------------------------------------------------------- wrk
-WRK() {   # WRK SCRIPT -> "rps p50_ms p99_ms"
-    wrk -t2 -c50 -d"${SECS}s" --latency -s "$1" "http://127.0.0.1:$HPORT" -- "$ROWS" >"$LOG/wrk.tmp" 2>&1
+# CPUSECS PID: the process's CPU time so far (user + system, seconds)
+CPUSECS() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+# WRK SCRIPT -> "rps p50_ms p99_ms non2xx requests wrk_cpu_s server_cpu_s": the
+# CPU times are wrk's own (its rusage) and kiln-server's over the run, so
+# the summary can say what each request cost the two cores they share.
+WRK() {
+    local s0 s1 stats
+    s0=$(CPUSECS "$KPID")
+    python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[2:])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.2f" % (r.ru_utime + r.ru_stime))' "$LOG/wrk.cpu" \
+        wrk -t2 -c50 -d"${SECS}s" --latency -s "$1" "http://127.0.0.1:$HPORT" -- "$ROWS" >"$LOG/wrk.tmp" 2>&1
+    s1=$(CPUSECS "$KPID")
     cat "$LOG/wrk.tmp" >>"$LOG/wrk.log"
-    python3 - "$LOG/wrk.tmp" <<'EOF'
+    stats=$(python3 - "$LOG/wrk.tmp" <<'EOF'
 import re, sys
 t = open(sys.argv[1]).read()
 def ms(s):
@@ -273,8 +288,11 @@ rps = re.search(r"Requests/sec:\s+([\d.]+)", t).group(1)
 p50 = ms(re.search(r"^\s+50%\s+(\S+)", t, re.M).group(1))
 p99 = ms(re.search(r"^\s+99%\s+(\S+)", t, re.M).group(1))
 errs = re.search(r"Non-2xx or 3xx responses: (\d+)", t)
-print(rps, "%.3f" % p50, "%.3f" % p99, errs.group(1) if errs else 0)
+n = re.search(r"(\d+) requests in", t).group(1)
+print(rps, "%.3f" % p50, "%.3f" % p99, errs.group(1) if errs else 0, n)
 EOF
+)
+    echo "$stats $(cat "$LOG/wrk.cpu") $(python3 -c "print('%.2f' % ($s1 - $s0))")"
 }
 echo "== wrk: HTTP Get and 100-row scans, 50 connections" >&2
 : >"$LOG/http.csv"
@@ -329,14 +347,31 @@ for r in $(seq "$RUNS"); do
         RBSTART "$KPORT" "$P" "$LOG/swap-during-$P-$r.txt"
         sleep 6
         had=$(swaps_logged)
-        echo "$EPOCHREALTIME" >"$LOG/swap-during-$P-$r.load"
+        t0=$EPOCHREALTIME
+        echo "$t0" >"$LOG/swap-during-$P-$r.load"
         SWAPLOAD rkeys "$DIR/rk$next" >"$LOG/swap-load-$P-$r.txt" 2>&1
         WAITSWAP "$had"
+        t1=$EPOCHREALTIME
         sleep 4
         RBSTOP
         next=$((1 - next))
         WARM rkeys >>"$LOG/warm.log"
         echo "resp,$P,$r" >>"$LOG/swap.csv"
+        # The control: the same trace with no swap, and a busy loop that is
+        # not Kiln, at the lowest priority Linux has (SCHED_IDLE), running
+        # as long as the load and warm-up just did. What it costs the rate
+        # is what any work beside the server costs on this machine.
+        RBSTART "$KPORT" "$P" "$LOG/control-$P-$r.txt"
+        sleep 6
+        echo "$EPOCHREALTIME" >"$LOG/control-$P-$r.load"
+        chrt -i 0 sh -c 'while :; do :; done' &
+        SPIN=$!
+        sleep "$(python3 -c "print(max(0.1, $t1 - $t0))")"
+        kill "$SPIN"
+        wait "$SPIN" 2>/dev/null || true
+        echo "$EPOCHREALTIME" >"$LOG/control-$P-$r.end"
+        sleep 4
+        RBSTOP
     done
     [ $SWAP_ONLY = 1 ] && continue
     WRK bench/server_get.lua >"$LOG/swap-http-base-$r.txt"

@@ -59,6 +59,7 @@ def swap_report(path, swaps):
         return None
     back = next((i for i, r in enumerate(after) if r >= 0.9 * base), len(after))
     return {"base": base, "warm_s": swap - load, "warm_low": min(warm) if warm else base,
+            "warm_med": med(warm) if warm else base,
             "first": sum(after[:4]) / 4, "low": min(warm + after), "back": back / 4.0,
             "calm_low": min(before)}
 
@@ -91,12 +92,23 @@ def main():
         rps, p50, p99 = (med([float(h[i]) for h in sel]) for i in (2, 3, 4))
         errs = sum(int(h[5]) for h in sel)
         print("  %-5s %10.0f req/s  p50 %.3f ms  p99 %.3f ms  non-2xx %d" % (kind, rps, p50, p99, errs))
+        cpu = [h for h in sel if len(h) >= 9 and int(h[6]) > 0]
+        if cpu:
+            # CPU per request of wrk and of the server, and what the two
+            # together allow on this machine's cores (both run on them)
+            wrk_us = med([1e6 * float(h[7]) / int(h[6]) for h in cpu])
+            srv_us = med([1e6 * float(h[8]) / int(h[6]) for h in cpu])
+            ncpu = os.cpu_count() or 1
+            print("        CPU per request: wrk %.1f us, kiln-server %.1f us; on %d cores the two "
+                  "together allow at most %.0f req/s" % (wrk_us, srv_us, ncpu, ncpu * 1e6 / (wrk_us + srv_us)))
         if kind == "get":
             red = res[("redis", "1")][0]
             print("        vs Redis GET P1 %.0f ops/s: %.2fx (goal >= 1.0x: %s)" %
                   (red, rps / red, "met" if rps / red >= 1.0 else "MISSED"))
         else:
-            print("        100-row scan p99 %.3f ms (goal <= 1 ms: %s)" % (p99, "met" if p99 <= 1 else "MISSED"))
+            print("        100-row scan p99 %.3f ms (goal <= 1 ms: %s); 50 connections in a closed loop "
+                  "wait 50 / rate on average (Little's law): %.3f ms at this rate, and a 1 ms mean "
+                  "needs 50,000 scans/s" % (p99, "met" if p99 <= 1 else "MISSED", 50e3 / rps))
     print("\nSwap under load (kiln load of a new version 6 s into a run; quarter-second rates; "
           "goal: first second >= 90%, lowest quarter >= 80%)")
     swaps = swap_times(log)
@@ -108,11 +120,27 @@ def main():
                 print("  P%-3s run %s: no swap inside the trace" % (P, run))
                 continue
             b = r["base"]
-            print("  P%-3s run %s: %.0f ops/s before the load; load to swap %.1f s (lowest quarter "
+            print("  P%-3s run %s: %.0f ops/s before the load; load to swap %.1f s (median %.0f%%, lowest quarter "
                   "%.0f%%); from the swap: first second %.0f%%; lowest quarter from the load %.0f%%; "
                   "back to 90%% after %.2f s; lowest quarter before the load (no swap) %.0f%%" %
-                  (P, run, b, r["warm_s"], 100 * r["warm_low"] / b, 100 * r["first"] / b,
-                   100 * r["low"] / b, r["back"], 100 * r["calm_low"] / b))
+                  (P, run, b, r["warm_s"], 100 * r["warm_med"] / b, 100 * r["warm_low"] / b,
+                   100 * r["first"] / b, 100 * r["low"] / b, r["back"], 100 * r["calm_low"] / b))
+    print("\nControl: the same traces with no swap, and a SCHED_IDLE busy loop (not Kiln) "
+          "running as long as the swap's load and warm-up did")
+    for P in ("1", "16"):
+        for path in sorted(glob.glob(os.path.join(log, "control-%s-*.txt" % P))):
+            run = path.rsplit("-", 1)[1][:-4]
+            end = float(open(path.replace(".txt", ".end")).read())
+            r = swap_report(path, [end])
+            if r is None:
+                print("  P%-3s run %s: trace too short" % (P, run))
+                continue
+            b = r["base"]
+            print("  P%-3s run %s: %.0f ops/s before the loop; loop %.1f s (median %.0f%%, lowest quarter %.0f%%); "
+                  "from its end: first second %.0f%%; lowest quarter from its start %.0f%%; "
+                  "lowest quarter before it %.0f%%" %
+                  (P, run, b, r["warm_s"], 100 * r["warm_med"] / b, 100 * r["warm_low"] / b,
+                   100 * r["first"] / b, 100 * r["low"] / b, 100 * r["calm_low"] / b))
     for base in sorted(glob.glob(os.path.join(log, "swap-http-base-*.txt"))):
         b = open(base).read().split()
         d = open(base.replace("base", "during")).read().split()
