@@ -47,16 +47,21 @@ http_metrics_rss_bytes(void)
 static void
 http_metrics_printf(kbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Append the formatted text to b, whatever its length. */
 static void
 http_metrics_printf(kbuf *b, const char *fmt, ...)
 {
-    char line[1024];
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n > 0)
-        buf_append(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    if (n > 0) {
+        buf_reserve(b, (size_t)n + 1);
+        vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
 }
 
 /* The speed layer's counters: the log's, and per table its writes, flushes,
@@ -233,14 +238,19 @@ http_metrics_render(http_api *a, http_api_reply *out)
                     "# HELP kiln_row_cache_spare_bytes Memory kept from retired row caches "
                     "for the next ones (within the budget).\n"
                     "# TYPE kiln_row_cache_spare_bytes gauge\n"
-                    "kiln_row_cache_spare_bytes %llu\n",
+                    "kiln_row_cache_spare_bytes %llu\n"
+                    "# HELP kiln_row_cache_mapped_bytes Memory mapped for the entries of the "
+                    "row caches of the versions served.\n"
+                    "# TYPE kiln_row_cache_mapped_bytes gauge\n"
+                    "kiln_row_cache_mapped_bytes %llu\n",
                     (unsigned long long)tot.hits, (unsigned long long)tot.misses,
                     rt > 0 ? (double)tot.hits / rt : 0.0,
                     (unsigned long long)rowcache_pool_used(views_rowcache_pool(a->env->views)),
                     (unsigned long long)rowcache_pool_capacity(
                         views_rowcache_pool(a->env->views)),
                     (unsigned long long)rowcache_pool_spare_bytes(
-                        views_rowcache_pool(a->env->views)));
+                        views_rowcache_pool(a->env->views)),
+                    (unsigned long long)tot.mapped);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;

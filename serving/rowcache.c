@@ -8,9 +8,12 @@
  * atomic so that caches of different tables and versions can share a budget
  * without a global lock.
  *
- * Entries live in 2 MiB slabs mapped per shard and cut into 32-byte size
- * classes, with a free list per class (entries above 4 KiB get a mapping of
- * their own). A cache of millions of rows is freed by handing its slabs back
+ * Entries live in slabs mapped per shard and cut into 32-byte size classes,
+ * with a free list per class (entries above 4 KiB get a mapping of their
+ * own). A shard's first slab is 64 KiB, and each next one as large as all
+ * before it, up to 2 MiB: a cache of a few rows (a small table, or a
+ * version served for a moment) maps a few of those, not 32 huge pages, so
+ * that what its slabs hold stays near what the pool counts for it. A cache of millions of rows is freed by handing its slabs back
  * whole: no per-entry free, and nothing stays behind in malloc's per-thread
  * arenas. The slabs, and bucket arrays of a slab or more, are aligned huge
  * pages (slab_map_huge): a Get on a cache of gigabytes misses on its bucket
@@ -40,6 +43,7 @@
 #define ROWCACHE_SHARD_BITS 5
 #define ROWCACHE_SHARDS (1u << ROWCACHE_SHARD_BITS)
 #define ROWCACHE_SLAB_BYTES SLAB_BYTES       /* 2 MiB, aligned, huge pages */
+#define ROWCACHE_FIRST_SLAB ((size_t)64 << 10) /* a shard's first slab (4 KiB pages) */
 #define ROWCACHE_CLASS_BYTES 32
 #define ROWCACHE_CLASSES 128                 /* slab entries up to 4 KiB */
 #define ROWCACHE_BIG UINT32_MAX
@@ -78,6 +82,8 @@ typedef struct rowcache_shard {
     rowcache_link *hand;                  /* next link the sweep looks at */
     rowcache_map maps;                    /* sentinel of the shard's mappings */
     uint8_t *bump, *bump_end;             /* unused space of the newest slab */
+    size_t slab_bytes;                    /* size of the slabs mapped so far */
+    size_t mapped;                        /* the slabs and big entries' mappings */
     void *free_class[ROWCACHE_CLASSES];   /* freed slots, linked through their first word */
     uint64_t hits, misses, inserts, evictions, growths;
     int retired;                          /* bytes no longer counted in the pool */
@@ -305,6 +311,7 @@ rowcache_map_new(rowcache_shard *s, size_t size)
         return NULL;
     rowcache_map *m = p;
     m->size = size;
+    s->mapped += size;
     m->next = s->maps.next;
     m->prev = &s->maps;
     s->maps.next->prev = m;
@@ -336,11 +343,16 @@ rowcache_alloc(rowcache_shard *s, size_t n, uint32_t *cls, size_t *charge)
         return slot;
     }
     if (s->bump == NULL || (size_t)(s->bump_end - s->bump) < bytes) {
-        rowcache_map *m = rowcache_map_new(s, ROWCACHE_SLAB_BYTES);
+        /* 64 KiB first, then as much as the shard has, up to a full slab */
+        size_t size = s->slab_bytes < ROWCACHE_FIRST_SLAB ? ROWCACHE_FIRST_SLAB : s->slab_bytes;
+        if (size > ROWCACHE_SLAB_BYTES)
+            size = ROWCACHE_SLAB_BYTES;
+        rowcache_map *m = rowcache_map_new(s, size);
         if (m == NULL)
             return NULL;
+        s->slab_bytes += size;
         s->bump = (uint8_t *)(m + 1);
-        s->bump_end = (uint8_t *)m + ROWCACHE_SLAB_BYTES;
+        s->bump_end = (uint8_t *)m + size;
     }
     slot = s->bump;
     s->bump += bytes;
@@ -355,6 +367,7 @@ rowcache_release(rowcache_shard *s, rowcache_entry *e)
         rowcache_map *m = (rowcache_map *)e - 1;
         m->prev->next = m->next;
         m->next->prev = m->prev;
+        s->mapped -= m->size;
         munmap(m, m->size);
         return;
     }
@@ -752,6 +765,7 @@ rowcache_get_stats(rowcache *c, rowcache_stats *out)
         out->growths += s->growths;
         out->entries += s->count;
         out->bytes += s->bytes;
+        out->mapped += s->mapped;
         pthread_mutex_unlock(&s->mu);
     }
 }

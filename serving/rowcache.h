@@ -45,6 +45,7 @@ typedef struct rowcache_stats {
     uint64_t hits, misses, inserts, evictions;
     uint64_t growths;            /* shard hashes doubled as entries came in */
     uint64_t entries, bytes;
+    uint64_t mapped;             /* memory its slabs and large entries map */
 } rowcache_stats;
 
 /* A pool of capacity_bytes (0: caching disabled; rowcache_new returns NULL). */

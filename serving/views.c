@@ -1275,6 +1275,7 @@ views_rowcache_totals(const views_reader *r, rowcache_stats *out)
         out->evictions += s.evictions;
         out->entries += s.entries;
         out->bytes += s.bytes;
+        out->mapped += s.mapped;
     }
 }
 
