@@ -64,6 +64,25 @@ def swap_report(path, swaps):
             "calm_low": min(before)}
 
 
+def traces(log, prefix, ends, none, start, span, after, whole):
+    """Print swap_report for each PREFIX-P-RUN.txt trace of the log, with the
+    end of its disturbance (the swap, or the control's loop) from ends(path)."""
+    for P in ("1", "16"):
+        for path in sorted(glob.glob(os.path.join(log, "%s-%s-*.txt" % (prefix, P)))):
+            run = path.rsplit("-", 1)[1][:-4]
+            r = swap_report(path, ends(path))
+            if r is None:
+                print("  P%-3s run %s: %s" % (P, run, none))
+                continue
+            b = r["base"]
+            print("  P%-3s run %s: %.0f ops/s before %s; %s %.1f s (median %.0f%%, lowest quarter "
+                  "%.0f%%); %s: first second %.0f%%; lowest quarter %s %.0f%%; back to 90%% after "
+                  "%.2f s; lowest quarter before %s (undisturbed) %.0f%%" %
+                  (P, run, b, start, span, r["warm_s"], 100 * r["warm_med"] / b,
+                   100 * r["warm_low"] / b, after, 100 * r["first"] / b, whole, 100 * r["low"] / b,
+                   r["back"], start, 100 * r["calm_low"] / b))
+
+
 def main():
     log = sys.argv[1]
     cache_mb, index_bytes = (int(x) for x in open(os.path.join(log, "budget.txt")).read().split())
@@ -112,35 +131,12 @@ def main():
     print("\nSwap under load (kiln load of a new version 6 s into a run; quarter-second rates; "
           "goal: first second >= 90%, lowest quarter >= 80%)")
     swaps = swap_times(log)
-    for P in ("1", "16"):
-        for path in sorted(glob.glob(os.path.join(log, "swap-during-%s-*.txt" % P))):
-            r = swap_report(path, swaps)
-            run = path.rsplit("-", 1)[1][:-4]
-            if r is None:
-                print("  P%-3s run %s: no swap inside the trace" % (P, run))
-                continue
-            b = r["base"]
-            print("  P%-3s run %s: %.0f ops/s before the load; load to swap %.1f s (median %.0f%%, lowest quarter "
-                  "%.0f%%); from the swap: first second %.0f%%; lowest quarter from the load %.0f%%; "
-                  "back to 90%% after %.2f s; lowest quarter before the load (no swap) %.0f%%" %
-                  (P, run, b, r["warm_s"], 100 * r["warm_med"] / b, 100 * r["warm_low"] / b,
-                   100 * r["first"] / b, 100 * r["low"] / b, r["back"], 100 * r["calm_low"] / b))
+    traces(log, "swap-during", lambda path: swaps, "no swap inside the trace",
+           "the load", "load to swap", "from the swap", "from the load")
     print("\nControl: the same traces with no swap, and a SCHED_IDLE busy loop (not Kiln) "
           "running as long as the swap's load and warm-up did")
-    for P in ("1", "16"):
-        for path in sorted(glob.glob(os.path.join(log, "control-%s-*.txt" % P))):
-            run = path.rsplit("-", 1)[1][:-4]
-            end = float(open(path.replace(".txt", ".end")).read())
-            r = swap_report(path, [end])
-            if r is None:
-                print("  P%-3s run %s: trace too short" % (P, run))
-                continue
-            b = r["base"]
-            print("  P%-3s run %s: %.0f ops/s before the loop; loop %.1f s (median %.0f%%, lowest quarter %.0f%%); "
-                  "from its end: first second %.0f%%; lowest quarter from its start %.0f%%; "
-                  "lowest quarter before it %.0f%%" %
-                  (P, run, b, r["warm_s"], 100 * r["warm_med"] / b, 100 * r["warm_low"] / b,
-                   100 * r["first"] / b, 100 * r["low"] / b, 100 * r["calm_low"] / b))
+    traces(log, "control", lambda path: [float(open(path.replace(".txt", ".end")).read())],
+           "trace too short", "the loop", "loop", "from its end", "from its start")
     for base in sorted(glob.glob(os.path.join(log, "swap-http-base-*.txt"))):
         b = open(base).read().split()
         d = open(base.replace("base", "during")).read().split()
