@@ -13,9 +13,10 @@
  * own). A shard's first slab is 64 KiB, and each next one as large as all
  * before it, up to 2 MiB: a cache of a few rows (a small table, or a
  * version served for a moment) maps a few of those, not 32 huge pages, so
- * that what its slabs hold stays near what the pool counts for it. A cache of millions of rows is freed by handing its slabs back
- * whole: no per-entry free, and nothing stays behind in malloc's per-thread
- * arenas. The slabs, and bucket arrays of a slab or more, are aligned huge
+ * that what its slabs hold stays near what the pool counts for it. A cache
+ * of millions of rows is freed by handing its slabs back whole: no
+ * per-entry free, and nothing stays behind in malloc's per-thread arenas.
+ * The full slabs, and bucket arrays of a slab or more, are aligned huge
  * pages (slab_map_huge): a Get on a cache of gigabytes misses on its bucket
  * and its entry, and on 4 KiB pages each of those misses is a page walk too.
  *
