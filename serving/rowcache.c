@@ -84,6 +84,7 @@ typedef struct rowcache_shard {
     rowcache_map maps;                    /* sentinel of the shard's mappings */
     uint8_t *bump, *bump_end;             /* unused space of the newest slab */
     size_t slab_bytes;                    /* size of the slabs mapped so far */
+    int full_slabs;                       /* no small first slabs (rowcache_expect_bytes) */
     size_t mapped;                        /* the slabs and big entries' mappings */
     void *free_class[ROWCACHE_CLASSES];   /* freed slots, linked through their first word */
     uint64_t hits, misses, inserts, evictions, growths;
@@ -346,7 +347,7 @@ rowcache_alloc(rowcache_shard *s, size_t n, uint32_t *cls, size_t *charge)
     if (s->bump == NULL || (size_t)(s->bump_end - s->bump) < bytes) {
         /* 64 KiB first, then as much as the shard has, up to a full slab */
         size_t size = s->slab_bytes < ROWCACHE_FIRST_SLAB ? ROWCACHE_FIRST_SLAB : s->slab_bytes;
-        if (size > ROWCACHE_SLAB_BYTES)
+        if (size > ROWCACHE_SLAB_BYTES || s->full_slabs)
             size = ROWCACHE_SLAB_BYTES;
         rowcache_map *m = rowcache_map_new(s, size);
         if (m == NULL)
@@ -531,6 +532,19 @@ rowcache_reserve(rowcache *c, size_t entries)
             for (size_t off = 0; off < nb * sizeof *s->buckets; off += page)
                 ((volatile char *)s->buckets)[off] = 0;
         }
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+void
+rowcache_expect_bytes(rowcache *c, uint64_t bytes)
+{
+    if (c == NULL || bytes / ROWCACHE_SHARDS < ROWCACHE_SLAB_BYTES)
+        return;
+    for (unsigned i = 0; i < ROWCACHE_SHARDS; i++) {
+        rowcache_shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        s->full_slabs = 1;
         pthread_mutex_unlock(&s->mu);
     }
 }

@@ -102,6 +102,11 @@ void rowcache_set_warming(rowcache *c, int on);
  * a time would rehash each shard under its lock while requests wait on it.
  * The buckets count against the pool, an eighth of it at most. c may be NULL. */
 void rowcache_reserve(rowcache *c, size_t entries);
+/* The cache will hold about `bytes` soon (a swap's fill): if that is a full
+ * slab or more per shard, its shards skip the small first slabs and take
+ * full ones from the start, the pool's kept slabs first, so that a fill
+ * maps no memory that a later free unmaps. c may be NULL. */
+void rowcache_expect_bytes(rowcache *c, uint64_t bytes);
 /* A cache whose version was swapped out: its bytes leave the pool's count at
  * once, so the new version's cache fills the budget while this one waits
  * to be freed (its readers finishing, then rowcache_free handing its slabs

@@ -866,6 +866,7 @@ views_warmup_main(void *arg)
         rowcache_stats rs;
         rowcache_get_stats(w->old->rows, &rs);
         rowcache_reserve(w->e->rows, (size_t)rs.entries);
+        rowcache_expect_bytes(w->e->rows, rs.bytes);
     }
     rowcache_set_warming(w->e->rows, 1);
     int complete = 0;

@@ -947,6 +947,33 @@ caches_map_about_what_they_count(void **state)
     for (int k = 0; k < SMALL; k++)
         rowcache_free(small[k]);
     assert_int_equal(rowcache_pool_used(pool), 0);
+
+    /* A cache told to expect a full slab a shard or more (a swap's fill)
+     * takes full slabs from its first row, from the kept ones, and hands
+     * them all back when freed: nothing it mapped is unmapped. */
+    rowcache *big = rowcache_new(pool);
+    rowcache_expect_bytes(big, (uint64_t)32 * (2 << 20) - 1);   /* under: no change */
+    rowcache_put(big, (const uint8_t *)"k", 1, img, 100, ROWCACHE_NO_EXPIRY);
+    rowcache_get_stats(big, &st);
+    assert_int_equal(st.mapped, 64 << 10);
+    rowcache_free(big);
+    uint64_t kept = rowcache_pool_spare_bytes(pool);
+    big = rowcache_new(pool);
+    rowcache_expect_bytes(big, (uint64_t)32 * (2 << 20));
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(key, sizeof key, "b%06d", i);
+        rowcache_put(big, (const uint8_t *)key, (size_t)n, img, sizeof img, ROWCACHE_NO_EXPIRY);
+    }
+    rowcache_get_stats(big, &st);
+    assert_int_equal(st.mapped % (2 << 20), 0);
+    assert_true(rowcache_pool_spare_bytes(pool) < kept || kept == 0);
+    uint64_t mapped = st.mapped;
+    rowcache_free(big);
+    print_message("expecting cache: %llu KiB mapped, %llu KiB kept after its free\n",
+                  (unsigned long long)(mapped >> 10),
+                  (unsigned long long)(rowcache_pool_spare_bytes(pool) >> 10));
+    assert_int_equal(rowcache_pool_spare_bytes(pool), mapped);
+    rowcache_expect_bytes(NULL, 1);
     rowcache_pool_free(pool);
 }
 
