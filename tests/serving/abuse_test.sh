@@ -9,9 +9,11 @@
 # RESP, connections up to and past --max-conns-per-client over both
 # protocols, and a scan that passes over every row without answering one,
 # over and over. Every well-behaved request must succeed, and the p99 under
-# abuse must stay within max(10 x the p99 alone, 150 ms): loose for two
-# noisy cores (it is tens of ms), while a bad client holding a worker for a
-# whole slow scan (a few hundred ms, again and again) puts it in seconds.
+# abuse must stay within max(10 x the p99 alone, 500 ms): loose for two
+# noisy cores and a sanitizer build (tens of ms, once 153 ms under ASan),
+# while a bad client holding a worker for a whole slow scan (a few hundred
+# ms, again and again) puts it in seconds (4.4-4.9 s with a deadline of
+# 200 ms, 2 s or 600 s, plain and ASan).
 # The slow scan is not refused: the default deadline is a short time slice
 # after which it gives the worker back and goes on later, so it is
 # answered (200) while the well-behaved clients keep their latency. Each
@@ -60,12 +62,12 @@ sleep 1
 python3 "$LOAD" good "$HP" "$RP" 5 16 "$ROWS" > "$T/abused.json"
 wait "$badpid"
 p99=$(field "$T/abused.json" p99_ms)
-bound=$(awk -v b="$base" 'BEGIN { x = 10 * b; print (x > 150 ? x : 150) }')
+bound=$(awk -v b="$base" 'BEGIN { x = 10 * b; print (x > 500 ? x : 500) }')
 echo "beside bad clients: p50 $(field "$T/abused.json" p50_ms) ms, p99 $p99 ms, max $(field "$T/abused.json" max_ms) ms (bound $bound ms)"
 echo "bad clients were answered: $(cat "$T/bad.json")"
 check "beside bad clients: $(field "$T/abused.json" requests) Gets, every one answered ($(field "$T/abused.json" first_failures))" \
     test "$(field "$T/abused.json" failures)" = 0
-check "beside bad clients: p99 $p99 ms <= $bound ms (10 x $base ms alone, at least 150 ms)" \
+check "beside bad clients: p99 $p99 ms <= $bound ms (10 x $base ms alone, at least 500 ms)" \
     awk -v p="$p99" -v b="$bound" 'BEGIN { exit !(p <= b) }'
 check "beside bad clients: the Gets of 5 s were sent ($(field "$T/abused.json" requests) >= 3000)" \
     test "$(field "$T/abused.json" requests)" -ge 3000
