@@ -234,9 +234,10 @@ pool_child(const char *want)
                 "2 MiB pages\n", from_pool, free0, free1);
         return 1;
     }
-    /* More than the pool has left: transparent pages instead, and the pool
-     * is not asked again. */
-    uint8_t *b = slab_map_huge(16 * SLAB_BYTES);
+    /* More than the pool has left (whatever else the system reserved):
+     * transparent pages instead, and the pool is not asked again. */
+    size_t nb = free1 > 15 ? (size_t)free1 + 1 : 16;
+    uint8_t *b = slab_map_huge(nb * SLAB_BYTES);
     uint8_t *c = slab_map_huge(SLAB_BYTES);
     if (b == NULL || c == NULL || (uintptr_t)b % SLAB_BYTES != 0 || (uintptr_t)c % SLAB_BYTES != 0 ||
         slab_hugetlb_bytes() != 2 * SLAB_BYTES) {
