@@ -470,6 +470,25 @@ block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset)
     return e;
 }
 
+void
+block_cache_prefetch(block_cache *c, uint64_t file_id, uint64_t offset, int deep)
+{
+    uint64_t h = key_hash(file_id, offset);
+    cache_shard *s = shard_of(c, h);
+    pthread_mutex_lock(&s->mu);
+    const slot *sl = &s->slots[h & (s->nslots - 1)];
+    if (!deep) {
+        __builtin_prefetch(sl);
+    } else if (sl->e != NULL && sl->hash == h) {
+        /* Most likely the key's entry (table_find confirms it at the lookup). */
+        const uint8_t *e = (const uint8_t *)sl->e;
+        __builtin_prefetch(e);
+        __builtin_prefetch(e + ENTRY_SIZE);
+        __builtin_prefetch(e + ENTRY_SIZE + 64);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* Insert e, evicting to make room, or (if_room) only into room its shard has
  * free: NULL and e freed when there is none. */
 static block_cache_handle *

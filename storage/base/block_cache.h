@@ -36,6 +36,13 @@ uint64_t block_cache_new_file_id(block_cache *c);
 /* Pinned block or NULL. */
 block_cache_handle *block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset);
 
+/* Start fetching into the CPU cache what a later lookup of the key will read,
+ * without waiting for it: deep 0 the key's slot; deep 1, once that slot has
+ * arrived, its entry and the first bytes of its block. Pins nothing, reads no
+ * file, and is cheap when the key is not cached. For iterators, which know
+ * the next block long before they need it. */
+void block_cache_prefetch(block_cache *c, uint64_t file_id, uint64_t offset, int deep);
+
 /* Insert data (ownership passes to the cache, freed with free() when evicted),
  * charge bytes against the budget, and return it pinned. If another thread
  * inserted the same key first, data is freed and the existing entry returned. */

@@ -234,3 +234,14 @@ hfile_cursor_data_loc(const icursor *c, uint64_t *offset, uint32_t *on_disk_size
 {
     cursor_loc_at(c, c->levels - 1, c->lv[c->levels - 1].pos, offset, on_disk_size);
 }
+
+int
+hfile_cursor_next_data_loc(const icursor *c, uint64_t *offset)
+{
+    const cursor_level *l = &c->lv[c->levels - 1];
+    if (l->pos + 1 >= l->count)
+        return 0;
+    uint32_t size;
+    cursor_loc_at(c, c->levels - 1, l->pos + 1, offset, &size);
+    return 1;
+}

@@ -162,6 +162,9 @@ kiln_status hfile_cursor_step(icursor *c, int dir, kiln_err *err);
 void hfile_cursor_data_entry(const icursor *c, hfile_index_entry *e);
 /* Where that entry points, without reading its key. */
 void hfile_cursor_data_loc(const icursor *c, uint64_t *offset, uint32_t *on_disk_size);
+/* Where the next data block entry points, if the leaf level the cursor is at
+ * has one (1; else 0): a step that stays in its leaf block, seen in advance. */
+int hfile_cursor_next_data_loc(const icursor *c, uint64_t *offset);
 /* Release the index blocks the cursor holds. */
 void hfile_cursor_release(icursor *c);
 

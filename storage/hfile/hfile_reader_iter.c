@@ -18,7 +18,17 @@ struct hfile_iter {
     uint32_t pos;
     int valid;
     kiln_cell cell;
+    /* Read-ahead of the next block while next() walks this one: at pos
+     * ra_at, stage ra_stage (0: ask for its cache slot, 1: its entry, 2: pin
+     * it as nh, and ask for its first cell). */
+    uint32_t ra_at;
+    uint8_t ra_stage;
+    uint64_t ra_off;
+    block_cache_handle *nh;     /* the next block, pinned ahead (or NULL) */
+    const hfile_block *nb;
 };
+
+enum { RA_OFF = UINT32_MAX };
 
 hfile_iter *
 hfile_iter_new(hfile_reader *r)
@@ -37,12 +47,21 @@ iter_drop_data(hfile_iter *it)
     it->db = NULL;
 }
 
+static void
+iter_drop_ahead(hfile_iter *it)
+{
+    block_cache_release(it->cur.r->cache, it->nh);
+    it->nh = NULL;
+    it->nb = NULL;
+}
+
 void
 hfile_iter_free(hfile_iter *it)
 {
     if (it == NULL)
         return;
     iter_drop_data(it);
+    iter_drop_ahead(it);
     hfile_cursor_release(&it->cur);
     free(it);
 }
@@ -67,6 +86,17 @@ iter_set(hfile_iter *it, uint32_t pos)
     hfile_block_cell(it->db, pos, &it->cell);
 }
 
+/* Start reading the next block ahead once next() has passed `after` more
+ * cells of this one: at once after a crossing (a scan), after two after a
+ * seek (a Get reads a row's few cells and stops). Nothing if this block's
+ * read-ahead has begun. */
+static void
+iter_arm(hfile_iter *it, uint32_t after)
+{
+    if (it->ra_stage == 0)
+        it->ra_at = it->pos + after;
+}
+
 /* Pin the data block the cursor points at. */
 static kiln_status
 iter_load_data(hfile_iter *it, kiln_err *err)
@@ -75,12 +105,22 @@ iter_load_data(hfile_iter *it, kiln_err *err)
     hfile_cursor_data_loc(&it->cur, &e.offset, &e.on_disk_size);
     if (it->db && it->db_off == e.offset)
         return KILN_OK;
+    it->ra_stage = 0;
+    it->ra_at = RA_OFF;
     block_cache_handle *h;
     const hfile_block *b;
-    kiln_status s =
-        hfile_reader_block_get(it->cur.r, e.offset, e.on_disk_size, DATA_TYPES, &h, &b, err);
-    if (s != KILN_OK)
-        return s;
+    if (it->nh != NULL && it->ra_off == e.offset) {
+        h = it->nh;             /* read ahead: pinned and checked already */
+        b = it->nb;
+        it->nh = NULL;
+        it->nb = NULL;
+    } else {
+        iter_drop_ahead(it);
+        kiln_status s =
+            hfile_reader_block_get(it->cur.r, e.offset, e.on_disk_size, DATA_TYPES, &h, &b, err);
+        if (s != KILN_OK)
+            return s;
+    }
     iter_drop_data(it);
     it->dh = h;
     it->db = b;
@@ -108,8 +148,11 @@ iter_cross(hfile_iter *it, int dir, kiln_err *err)
     kiln_status s = hfile_cursor_step(&it->cur, dir, err);
     if (s == KILN_OK)
         s = iter_load_data(it, err);
-    if (s == KILN_OK)
+    if (s == KILN_OK) {
         iter_set(it, dir > 0 ? 0 : it->db->count - 1);
+        if (dir > 0)
+            iter_arm(it, 1);
+    }
     return iter_result(it, s);
 }
 
@@ -119,8 +162,10 @@ hfile_iter_seek_first(hfile_iter *it, kiln_err *err)
     kiln_status s = hfile_cursor_seek(&it->cur, POS_FIRST, NULL, err);
     if (s == KILN_OK)
         s = iter_load_data(it, err);
-    if (s == KILN_OK)
+    if (s == KILN_OK) {
         iter_set(it, 0);
+        iter_arm(it, 2);
+    }
     return iter_result(it, s);
 }
 
@@ -146,6 +191,7 @@ hfile_iter_seek(hfile_iter *it, const kiln_cell *key, kiln_err *err)
     uint32_t pos = hfile_block_search(it->db, key, 0);
     if (pos < it->db->count) {
         iter_set(it, pos);
+        iter_arm(it, 2);
         return KILN_OK;
     }
     /* Every cell here is smaller: the answer is the next block's first cell. */
@@ -170,6 +216,52 @@ hfile_iter_seek_for_prev(hfile_iter *it, const kiln_cell *key, kiln_err *err)
     return iter_cross(it, -1, err);
 }
 
+/* One stage of reading the next block ahead, spread over the cells left in
+ * this block (the last stage at its last cell at the latest), so that each
+ * fetch has arrived by the next stage and the whole block by the crossing:
+ * a scan then waits on no cache miss of the block cache's table, entry or
+ * the block's start. Blocks not cached are left to the crossing (no file
+ * read here); so is a next block under another leaf. */
+static void
+iter_read_ahead(hfile_iter *it)
+{
+    hfile_reader *r = it->cur.r;
+    uint32_t last = it->db->count - 1, left = last - it->pos;
+    switch (it->ra_stage++) {
+    case 0:
+        if (it->nh != NULL || !hfile_cursor_next_data_loc(&it->cur, &it->ra_off)) {
+            it->ra_at = RA_OFF;
+            return;
+        }
+        block_cache_prefetch(r->cache, r->file_id, it->ra_off, 0);
+        it->ra_at = it->pos + (left + 2) / 3;
+        return;
+    case 1:
+        block_cache_prefetch(r->cache, r->file_id, it->ra_off, 1);
+        it->ra_at = it->pos + (left + 1) / 2;
+        return;
+    default: {
+        it->ra_at = RA_OFF;
+        if (it->nh != NULL)
+            return;
+        block_cache_handle *h = block_cache_lookup(r->cache, r->file_id, it->ra_off);
+        if (h == NULL)
+            return;
+        const hfile_block *b = block_cache_data(h);
+        if (!(DATA_TYPES & TYPE_BIT(b->type)) || b->count == 0) {
+            block_cache_release(r->cache, h);   /* the crossing reports it */
+            return;
+        }
+        it->nh = h;
+        it->nb = b;
+        __builtin_prefetch(&b->cells[0]);
+        __builtin_prefetch(b->bytes + b->cells[0].key_off);
+        __builtin_prefetch(b->bytes + b->cells[0].key_off + 64);
+        return;
+    }
+    }
+}
+
 kiln_status
 hfile_iter_next(hfile_iter *it, kiln_err *err)
 {
@@ -177,6 +269,8 @@ hfile_iter_next(hfile_iter *it, kiln_err *err)
         return status_set(err, KILN_INVALID, "%s: iterator is not positioned", it->cur.r->path);
     if (it->pos + 1 < it->db->count) {
         iter_set(it, it->pos + 1);
+        while (it->pos >= it->ra_at)   /* on a block's last cells, stages at once */
+            iter_read_ahead(it);
         return KILN_OK;
     }
     return iter_cross(it, 1, err);
@@ -262,6 +356,7 @@ kiter_close(kiln_iter *base)
 {
     kiter *k = (kiter *)base;
     iter_drop_data(&k->it);
+    iter_drop_ahead(&k->it);
     hfile_cursor_release(&k->it.cur);
     free(k);
 }

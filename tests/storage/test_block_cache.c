@@ -110,6 +110,34 @@ hit_and_miss(void **state)
     block_cache_free(c);
 }
 
+/* A prefetch, shallow or deep, of a cached key or of one not cached, in an
+ * empty table or a full one, changes nothing a lookup sees: no hit or miss
+ * counted, no pin, no entry. */
+static void
+prefetch_changes_nothing(void **state)
+{
+    (void)state;
+    block_cache *c = block_cache_new_shards(1 << 20, 0);
+    uint64_t f = block_cache_new_file_id(c);
+    for (int deep = 0; deep < 2; deep++)
+        block_cache_prefetch(c, f, 0, deep);   /* the table is empty */
+    for (uint64_t i = 0; i < 40; i++)
+        insert_release(c, f, i * 4096, 100);
+    block_cache_stats a, b;
+    block_cache_get_stats(c, &a);
+    for (uint64_t i = 0; i < 80; i++)
+        for (int deep = 0; deep < 2; deep++)
+            block_cache_prefetch(c, i % 2 ? f + 1 : f, (i / 2) * 4096, deep);
+    block_cache_get_stats(c, &b);
+    assert_int_equal(b.hits, a.hits);
+    assert_int_equal(b.misses, a.misses);
+    assert_int_equal(b.entries, 40);
+    /* nothing pinned: dropping the file frees every block */
+    assert_int_equal(block_cache_drop_file(c, f), a.bytes_used);
+    assert_int_equal(block_cache_file_bytes(c, f), 0);
+    block_cache_free(c);
+}
+
 static void
 file_ids_unique(void **state)
 {
@@ -666,6 +694,7 @@ main(void)
            (unsigned long long)rng_seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hit_and_miss),
+        cmocka_unit_test(prefetch_changes_nothing),
         cmocka_unit_test(file_ids_unique),
         cmocka_unit_test(lru_order),
         cmocka_unit_test(budget_respected),

@@ -1056,6 +1056,128 @@ writer_files_round_trip(void **state)
     unlink(p);
 }
 
+/* A forward scan holds the next data block before it gets there. With every
+ * block of the file that nothing pins dropped from the cache just before
+ * each step into a new block (and cached again after it), the step still
+ * finds its block cached (no miss), in both iterators, and every cell comes
+ * back exactly. Closing an iterator lets go of the block it held ahead. */
+static void
+scans_read_the_next_block_ahead(void **state)
+{
+    (void)state;
+    char p[512];
+    snprintf(p, sizeof p, "%s/ahead.hfile", tmpdir);
+    hfile_writer_options o;
+    hfile_writer_options_init(&o);
+    o.block_size = 512;
+    o.index_block_max = 1 << 20;   /* one index level: every next block is in sight */
+    o.bloom = BLOOM_NONE;
+    o.include_tags = 0;
+    o.sync = 0;
+    ocells a = {0};
+    random_cells(&a, 3000, "fam", 0);
+    write_file(p, &a, &o);
+    block_cache *cache = block_cache_new(64u << 20);
+    hfile_reader *r = open_ok(p, cache);
+    kiln_err err;
+    status_clear(&err);
+    /* where each block starts, in cells */
+    size_t nb = 0, cap = 64, at = 0;
+    size_t *start = malloc(cap * sizeof *start);
+    for (;;) {
+        kiln_iter *bi;
+        kiln_status st = hfile_reader_block_iter(r, nb, &bi, &err);
+        if (st == KILN_NOT_FOUND)
+            break;
+        tu_must(st, &err);
+        if (nb == cap)
+            start = realloc(start, (cap *= 2) * sizeof *start);
+        start[nb++] = at;
+        for (kiln_iter_seek_first(bi); kiln_iter_valid(bi); kiln_iter_next(bi))
+            at++;
+        kiln_iter_close(bi);
+    }
+    assert_int_equal(at, a.n);
+    assert_true(nb > 50);
+    assert_true(a.n / nb >= 8);
+    for (int kind = 0; kind < 2; kind++) {
+        ocells warm = {0};
+        read_all(r, &warm);   /* every block cached */
+        ocells_free(&warm);
+        hfile_iter *it = kind == 0 ? hfile_iter_new(r) : NULL;
+        kiln_iter *ki = kind == 1 ? hfile_reader_iter(r) : NULL;
+        if (it)
+            tu_must(hfile_iter_seek_first(it, &err), &err);
+        else
+            kiln_iter_seek_first(ki);
+        size_t b = 1, crossings = 0, held = 0;
+        for (size_t i = 0; i < a.n; i++) {
+            const kiln_cell *c = it ? hfile_iter_cell(it) : kiln_iter_key(ki);
+            assert_true(it ? hfile_iter_valid(it) : kiln_iter_valid(ki));
+            cell_equal(c, &a.v[i].c);
+            block_cache_stats before, after;
+            int cross = b < nb && i + 1 == start[b];
+            if (cross) {
+                hfile_reader_drop_cached(r);
+                block_cache_get_stats(cache, &before);
+            }
+            if (it)
+                tu_must(hfile_iter_next(it, &err), &err);
+            else
+                kiln_iter_next(ki);
+            if (cross) {
+                block_cache_get_stats(cache, &after);
+                /* read ahead from the second cell after a crossing, and
+                 * the third after the first seek */
+                size_t cells = start[b] - start[b - 1];
+                if (cells >= (b == 1 ? 3u : 2u)) {
+                    if (after.misses != before.misses)
+                        fail_msg("iterator %d: block %zu (cell %zu) was read again: not held ahead",
+                                 kind, b, i + 1);
+                    held++;
+                }
+                b++;
+                crossings++;
+                ocells again = {0};
+                read_all(r, &again);   /* the blocks ahead cached again */
+                ocells_free(&again);
+            }
+        }
+        assert_false(it ? hfile_iter_valid(it) : kiln_iter_valid(ki));
+        assert_int_equal(crossings, nb - 1);
+        assert_true(held >= crossings * 3 / 4);
+        /* again, stopping on the last cell of a block with a next block
+         * held: closing lets go of both */
+        size_t stop = 0;
+        for (size_t k = 1; k < nb && stop == 0; k++)
+            if (start[k] - start[k - 1] >= 3)
+                stop = start[k] - 1;
+        assert_true(stop > 0);
+        if (it)
+            tu_must(hfile_iter_seek_first(it, &err), &err);
+        else
+            kiln_iter_seek_first(ki);
+        for (size_t i = 0; i < stop; i++)
+            if (it)
+                tu_must(hfile_iter_next(it, &err), &err);
+            else
+                kiln_iter_next(ki);
+        hfile_reader_drop_cached(r);
+        assert_true(hfile_reader_cached_bytes(r) > 0);   /* this block and the next */
+        if (it)
+            hfile_iter_free(it);
+        else
+            kiln_iter_close(ki);
+        hfile_reader_drop_cached(r);
+        assert_int_equal(hfile_reader_cached_bytes(r), 0);   /* no pin left behind */
+    }
+    free(start);
+    ocells_free(&a);
+    hfile_reader_close(r);
+    block_cache_free(cache);
+    unlink(p);
+}
+
 static void
 empty_file(void **state)
 {
@@ -1910,6 +2032,7 @@ main(void)
         cmocka_unit_test(open_errors),
         cmocka_unit_test(writer_files_round_trip),
         cmocka_unit_test(empty_file),
+        cmocka_unit_test(scans_read_the_next_block_ahead),
         cmocka_unit_test(encodings_round_trip),
         cmocka_unit_test(encodings_known_bytes),
         cmocka_unit_test(encoded_files_round_trip),
