@@ -225,7 +225,15 @@ views_bury(views *v)
     pthread_mutex_unlock(&v->grave_mu);
     while (e != NULL) {
         views_entry *next = e->grave_next;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        char name[sizeof e->name];
+        memcpy(name, e->name, sizeof name);
+        unsigned long long version = (unsigned long long)e->version;
         views_entry_destroy(e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        slog_info("table %s: version %llu closed in %.1f ms", name, version,
+                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
         e = next;
     }
 }

@@ -228,6 +228,15 @@ ms=$(served_within 1)
 if [ "$ms" -lt 1000 ]; then ok; else bad "rollback served after $ms ms"; fi
 expect_eq "old value again" "$(R get r0005)" one-5
 echo "swaps served after ${ms} ms (last)"
+# each version swapped out is closed by the poller, which says how long it took
+for _ in $(seq 300); do
+    grep -qE 'plain: version 2 closed in' "$T/server.log" && break
+    sleep 0.01
+done
+expect_grep "version 1 closed, and its time logged" "$T/server.log" \
+    'table (default:)?plain: version 1 closed in [0-9]+\.[0-9] ms'
+expect_grep "version 2 closed after the rollback, and its time logged" "$T/server.log" \
+    'table (default:)?plain: version 2 closed in [0-9]+\.[0-9] ms'
 
 # ---------------------------------------------------------------- the status page in Chromium
 CHROME=$(command -v chromium || command -v chromium-browser || true)
