@@ -30,6 +30,11 @@ struct hfile_iter {
 
 enum { RA_OFF = UINT32_MAX };
 
+/* How far past the current cell's key next() asks for a block's bytes: about
+ * two cells of a typical table, far enough to have arrived when next() gets
+ * there (256 beat 192, 320 and 512 in the 10M-row scan bench). */
+#define ITER_AHEAD_BYTES 256
+
 hfile_iter *
 hfile_iter_new(hfile_reader *r)
 {
@@ -269,6 +274,14 @@ hfile_iter_next(hfile_iter *it, kiln_err *err)
         return status_set(err, KILN_INVALID, "%s: iterator is not positioned", it->cur.r->path);
     if (it->pos + 1 < it->db->count) {
         iter_set(it, it->pos + 1);
+        /* the cells a few ahead in this block: a scan reads each cell's
+         * bytes, and waits for them otherwise */
+        const uint8_t *ahead = it->cell.row + ITER_AHEAD_BYTES;
+        if (ahead < it->db->bytes + it->db->len) {
+            __builtin_prefetch(ahead);
+            __builtin_prefetch(ahead + 64);
+            __builtin_prefetch(ahead + 128);
+        }
         while (it->pos >= it->ra_at)   /* on a block's last cells, stages at once */
             iter_read_ahead(it);
         return KILN_OK;
