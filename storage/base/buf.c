@@ -108,9 +108,8 @@ buf_free(kbuf *b)
 }
 
 void
-buf_reserve(kbuf *b, size_t extra)
+buf_grow(kbuf *b, size_t need)
 {
-    size_t need = b->len + extra;
     if (need <= b->cap)
         return;
     size_t cap = b->cap ? b->cap : 64;
@@ -128,16 +127,6 @@ buf_resize(kbuf *b, size_t len)
         memset(b->data + b->len, 0, len - b->len);
     }
     b->len = len;
-}
-
-void
-buf_append(kbuf *b, const void *p, size_t n)
-{
-    if (n == 0)
-        return;
-    buf_reserve(b, n);
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
 }
 
 void

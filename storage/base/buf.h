@@ -46,9 +46,28 @@ int kslice_eq(kslice a, kslice b);
 
 void buf_init(kbuf *b);
 void buf_free(kbuf *b);                 /* b may be NULL */
-void buf_reserve(kbuf *b, size_t extra); /* room for len + extra */
+void buf_grow(kbuf *b, size_t need);    /* capacity for need bytes: buf_reserve's slow path */
 void buf_resize(kbuf *b, size_t len);    /* new bytes are zero */
-void buf_append(kbuf *b, const void *p, size_t n);
+
+/* Room for len + extra. Inline, with buf_append: every formatter's bytes
+ * pass through them. */
+static inline void
+buf_reserve(kbuf *b, size_t extra)
+{
+    if (b->len + extra > b->cap)
+        buf_grow(b, b->len + extra);
+}
+
+static inline void
+buf_append(kbuf *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    buf_reserve(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
 void buf_append_u8(kbuf *b, uint8_t v);
 void buf_append_be16(kbuf *b, uint16_t v);
 void buf_append_be32(kbuf *b, uint32_t v);

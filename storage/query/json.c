@@ -173,12 +173,6 @@ json_str_append(kbuf *out, const void *s, size_t n)
 }
 
 void
-json_raw(kbuf *out, const char *s)
-{
-    buf_append(out, s, strlen(s));
-}
-
-void
 json_u64(kbuf *out, uint64_t v)
 {
     static const char pairs[] = "00010203040506070809101112131415161718192021222324"

@@ -37,7 +37,11 @@ int json_b64_decode(const char *s, size_t n, kbuf *out);
  * other bytes as they are). */
 void json_str_append(kbuf *out, const void *s, size_t n);
 /* Append a C string literally (no quoting). */
-void json_raw(kbuf *out, const char *s);
+static inline void
+json_raw(kbuf *out, const char *s)
+{
+    buf_append(out, s, strlen(s));   /* inline: a literal's length is known */
+}
 /* Append a signed / unsigned decimal. */
 void json_i64(kbuf *out, int64_t v);
 void json_u64(kbuf *out, uint64_t v);
