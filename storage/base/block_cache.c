@@ -441,6 +441,15 @@ block_cache_block_free(void *data)
         entry_free((block_cache_handle *)((uint8_t *)data - ENTRY_SIZE));
 }
 
+/* Ask for the start of e's block (inline blocks follow their entry), for a
+ * caller about to look at it. A prefetch of an address never faults. */
+static inline void
+prefetch_block_start(const block_cache_handle *e)
+{
+    __builtin_prefetch((const uint8_t *)e + ENTRY_SIZE);
+    __builtin_prefetch((const uint8_t *)e + ENTRY_SIZE + 64);
+}
+
 block_cache_handle *
 block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset)
 {
@@ -449,14 +458,8 @@ block_cache_lookup(block_cache *c, uint64_t file_id, uint64_t offset)
     pthread_mutex_lock(&s->mu);
     size_t i = h & (s->nslots - 1);
     block_cache_handle *first = s->slots[i].e;
-    if (first != NULL && s->slots[i].hash == h) {
-        /* Most likely the block: ask for the start of its data (inline
-         * blocks follow their entry) while the entry itself is read, so the
-         * caller's first look at the block does not wait for another miss.
-         * A prefetch of an address never faults. */
-        __builtin_prefetch((const uint8_t *)first + ENTRY_SIZE);
-        __builtin_prefetch((const uint8_t *)first + ENTRY_SIZE + 64);
-    }
+    if (first != NULL && s->slots[i].hash == h)
+        prefetch_block_start(first);   /* most likely the block, while its entry is read */
     block_cache_handle *e = s->slots[table_find(s, h, file_id, offset)].e;
     if (e) {
         e->refs++;
@@ -481,10 +484,8 @@ block_cache_prefetch(block_cache *c, uint64_t file_id, uint64_t offset, int deep
         __builtin_prefetch(sl);
     } else if (sl->e != NULL && sl->hash == h) {
         /* Most likely the key's entry (table_find confirms it at the lookup). */
-        const uint8_t *e = (const uint8_t *)sl->e;
-        __builtin_prefetch(e);
-        __builtin_prefetch(e + ENTRY_SIZE);
-        __builtin_prefetch(e + ENTRY_SIZE + 64);
+        __builtin_prefetch(sl->e);
+        prefetch_block_start(sl->e);
     }
     pthread_mutex_unlock(&s->mu);
 }

@@ -24,8 +24,7 @@ struct hfile_iter {
     uint32_t ra_at;
     uint8_t ra_stage;
     uint64_t ra_off;
-    block_cache_handle *nh;     /* the next block, pinned ahead (or NULL) */
-    const hfile_block *nb;
+    block_cache_handle *nh;     /* the block at ra_off, pinned ahead (or NULL) */
 };
 
 enum { RA_OFF = UINT32_MAX };
@@ -57,7 +56,15 @@ iter_drop_ahead(hfile_iter *it)
 {
     block_cache_release(it->cur.r->cache, it->nh);
     it->nh = NULL;
-    it->nb = NULL;
+}
+
+/* Let go of every block the iterator holds (both iterators' close). */
+static void
+iter_release(hfile_iter *it)
+{
+    iter_drop_data(it);
+    iter_drop_ahead(it);
+    hfile_cursor_release(&it->cur);
 }
 
 void
@@ -65,9 +72,7 @@ hfile_iter_free(hfile_iter *it)
 {
     if (it == NULL)
         return;
-    iter_drop_data(it);
-    iter_drop_ahead(it);
-    hfile_cursor_release(&it->cur);
+    iter_release(it);
     free(it);
 }
 
@@ -116,9 +121,8 @@ iter_load_data(hfile_iter *it, kiln_err *err)
     const hfile_block *b;
     if (it->nh != NULL && it->ra_off == e.offset) {
         h = it->nh;             /* read ahead: pinned and checked already */
-        b = it->nb;
+        b = block_cache_data(h);
         it->nh = NULL;
-        it->nb = NULL;
     } else {
         iter_drop_ahead(it);
         kiln_status s =
@@ -234,7 +238,7 @@ iter_read_ahead(hfile_iter *it)
     uint32_t last = it->db->count - 1, left = last - it->pos;
     switch (it->ra_stage++) {
     case 0:
-        if (it->nh != NULL || !hfile_cursor_next_data_loc(&it->cur, &it->ra_off)) {
+        if (!hfile_cursor_next_data_loc(&it->cur, &it->ra_off)) {
             it->ra_at = RA_OFF;
             return;
         }
@@ -258,7 +262,6 @@ iter_read_ahead(hfile_iter *it)
             return;
         }
         it->nh = h;
-        it->nb = b;
         __builtin_prefetch(&b->cells[0]);
         __builtin_prefetch(b->bytes + b->cells[0].key_off);
         __builtin_prefetch(b->bytes + b->cells[0].key_off + 64);
@@ -368,9 +371,7 @@ static void
 kiter_close(kiln_iter *base)
 {
     kiter *k = (kiter *)base;
-    iter_drop_data(&k->it);
-    iter_drop_ahead(&k->it);
-    hfile_cursor_release(&k->it.cur);
+    iter_release(&k->it);
     free(k);
 }
 
