@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "storage/base/coding.h"
+#include "storage/base/slab.h"
 
 /* Combine tasks' emits go to the run writer under the task's partition, and
  * must carry the key of the group. */
@@ -104,7 +105,8 @@ mr_collector_combine(const mr_combiner *cb, mr_merger *m, mr_run_writer *w, uint
 /* Word count's emits are mostly a few hot keys. With the built-in sum fold,
  * hash partitioning, a key of at most MR_SUMS_KEY bytes and an 8-byte
  * value, an emit first meets a two-way cache of running sums, a quarter of
- * the sort budget (16 MiB at most): a hit adds to the sum there, in one
+ * the sort budget (16 MiB at most, on huge pages: a lookup's miss is not
+ * also a page walk): a hit adds to the sum there, in one
  * cache line, and goes no further. A miss takes the set's first way, the
  * first moves to the second, and the sum the second held goes on to the
  * sort buffer as one emit (the fold adds it like any other). Emits wait
@@ -178,7 +180,7 @@ mr_collector_open(const mr_collector_params *p, mr_collector **out, kiln_err *er
         size_t sets = MR_SUMS_MIN_SETS;
         while (sets < MR_SUMS_MAX_SETS && 2 * sets * sizeof(mr_sum_set) <= sort_bytes / 4)
             sets *= 2;
-        c->sums = kiln_aligned_alloc(64, sets * sizeof *c->sums);
+        c->sums = slab_table_alloc(sets * sizeof *c->sums);
         for (size_t i = 0; i < sets; i++)
             for (int w = 0; w < 2; w++)
                 c->sums[i].way[w].k1 = MR_SUM_EMPTY;
@@ -191,6 +193,14 @@ mr_collector_open(const mr_collector_params *p, mr_collector **out, kiln_err *er
     mr_sortbuf_set_order(c->sb, p->comb->sort.cmp, p->comb->sort.arg);
     *out = c;
     return KILN_OK;
+}
+
+static void
+mr_collector_free_sums(mr_collector *c)
+{
+    if (c->sums != NULL)
+        slab_table_free(c->sums, (c->sum_mask + 1) * sizeof *c->sums);
+    c->sums = NULL;
 }
 
 static void
@@ -587,8 +597,7 @@ mr_collector_finish(mr_collector *c, mr_run **out, kiln_err *err)
         s = mr_collector_spill(c, 1, err);
     mr_sortbuf_free(c->sb);
     c->sb = NULL;
-    free(c->sums);
-    c->sums = NULL;
+    mr_collector_free_sums(c);
     if (s == KILN_OK && c->n_runs == 0) {
         /* No map output at all: an empty run keeps the rest uniform. */
         mr_run_writer *w;
@@ -636,7 +645,7 @@ mr_collector_abandon(mr_collector *c)
     for (size_t i = 0; i < c->n_runs; i++)
         mr_run_remove(c->runs[i]);
     mr_sortbuf_free(c->sb);
-    free(c->sums);
+    mr_collector_free_sums(c);
     free(c->runs);
     free(c);
 }

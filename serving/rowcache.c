@@ -271,29 +271,18 @@ rowcache_free(rowcache *c)
 
 /* ------------------------------------------------------------------ slabs */
 
-/* A zeroed bucket array of nb slots: from huge pages once it spans a slab
- * (a lookup's first miss is its bucket; on 4 KiB pages it is a page walk
- * too), else from the heap. */
+/* A zeroed bucket array of nb slots, on huge pages once it spans a slab (a
+ * lookup's first miss is its bucket; on 4 KiB pages it is a page walk too). */
 static rowcache_entry **
 rowcache_buckets_new(size_t nb)
 {
-    size_t bytes = nb * sizeof(rowcache_entry *);
-    if (bytes < ROWCACHE_SLAB_BYTES)
-        return kiln_calloc(nb, sizeof(rowcache_entry *));
-    rowcache_entry **b = slab_map_huge(bytes);
-    if (b == NULL)
-        return kiln_calloc(nb, sizeof(rowcache_entry *));   /* which aborts if it fails too */
-    return b;
+    return slab_table_alloc(nb * sizeof(rowcache_entry *));
 }
 
 static void
 rowcache_buckets_free(rowcache_entry **b, size_t nb)
 {
-    size_t bytes = nb * sizeof(rowcache_entry *);
-    if (bytes < ROWCACHE_SLAB_BYTES)
-        free(b);
-    else
-        munmap(b, bytes);
+    slab_table_free(b, nb * sizeof(rowcache_entry *));
 }
 
 static rowcache_map *

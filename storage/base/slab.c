@@ -212,6 +212,39 @@ slab_map_huge(size_t n)
     return (void *)start;
 }
 
+static size_t
+slab_table_span(size_t n)
+{
+    return (n + SLAB_BYTES - 1) & ~(SLAB_BYTES - 1);
+}
+
+void *
+slab_table_alloc(size_t n)
+{
+    if (n < SLAB_BYTES) {
+        void *t = kiln_aligned_alloc(64, n ? n : 1);
+        memset(t, 0, n);
+        return t;
+    }
+    void *p = slab_map_huge(slab_table_span(n));
+    if (p == NULL) {
+        fprintf(stderr, "kiln: out of memory mapping a %zu-byte table\n", n);
+        abort();
+    }
+    return p;
+}
+
+void
+slab_table_free(void *p, size_t n)
+{
+    if (p == NULL)
+        return;
+    if (n < SLAB_BYTES)
+        free(p);
+    else
+        munmap(p, slab_table_span(n));
+}
+
 /* A new slab for class c: a spare, or a fresh mapping of SLAB_BYTES. */
 static slab_hdr *
 slab_map(slab_class *c)

@@ -50,6 +50,14 @@ void slab_free(void *p);
  * a process's resident set (VmRSS); slab_hugetlb_bytes gives them. */
 void *slab_map_huge(size_t n);
 
+/* A zeroed table of n bytes read at random (a hash index, a cache of
+ * sums), aligned to a cache line: once it spans a slab, from slab_map_huge with n rounded up to whole
+ * slabs, so that a lookup's miss is not also a page walk; smaller, from the
+ * heap. Aborts when the system has no memory. Give it back with
+ * slab_table_free and the same n. */
+void *slab_table_alloc(size_t n);
+void slab_table_free(void *p, size_t n);
+
 /* Bytes mapped from the reserved huge page pool so far (never decreases). */
 size_t slab_hugetlb_bytes(void);
 

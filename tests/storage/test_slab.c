@@ -2,7 +2,8 @@
  * sizes and alignment, objects that never overlap under a random mix of
  * allocations and frees (every live object's bytes checked against a model),
  * empty slabs going back to the system, two threads at once, and the aligned
- * huge-page mappings other caches take (slab_map_huge). */
+ * huge-page mappings other caches take (slab_map_huge) and the tables
+ * built on them (slab_table_alloc). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -190,6 +191,48 @@ huge_mappings(void **state)
     assert_int_equal(slab_mapped_bytes(), before);
 }
 
+/* 1 if the page holding p is mapped (mincore answers ENOMEM for a hole). */
+static int
+page_mapped(const void *p)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char v;
+    void *page = (void *)((uintptr_t)p & ~(uintptr_t)(pg - 1));
+    return mincore(page, (size_t)pg, &v) == 0;
+}
+
+/* Tables: aligned to a line, zeroed and writable at every size; from a
+ * slab up, aligned to a slab, and freed as whole slabs (the last slab's
+ * tail past n is unmapped too). */
+static void
+tables(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {0, 1, 100, 4096, SLAB_BYTES - 1, SLAB_BYTES, SLAB_BYTES + 1,
+                            3 * SLAB_BYTES + 123};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        uint8_t *t = slab_table_alloc(n);
+        assert_non_null(t);
+        assert_int_equal((uintptr_t)t % 64, 0);
+        for (size_t i = 0; i < n; i++)
+            if (t[i] != 0)
+                fail_msg("table of %zu bytes: byte %zu is %u, not zero", n, i, t[i]);
+        memset(t, 0xC3, n);
+        if (n >= SLAB_BYTES) {
+            size_t span = (n + SLAB_BYTES - 1) / SLAB_BYTES * SLAB_BYTES;
+            assert_int_equal((uintptr_t)t % SLAB_BYTES, 0);
+            assert_true(page_mapped(t + span - 1));
+            slab_table_free(t, n);
+            assert_false(page_mapped(t));
+            assert_false(page_mapped(t + span - 1));
+        } else {
+            slab_table_free(t, n);
+        }
+    }
+    slab_table_free(NULL, SLAB_BYTES);   /* nothing to give back */
+}
+
 /* HugePages_Free of /proc/meminfo, or -1. */
 static long
 pool_free(void)
@@ -303,6 +346,7 @@ main(int argc, char **argv)
         cmocka_unit_test(empty_slabs_unmapped),
         cmocka_unit_test(two_threads),
         cmocka_unit_test(huge_mappings),
+        cmocka_unit_test(tables),
         cmocka_unit_test(reserved_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
