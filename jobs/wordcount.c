@@ -17,6 +17,7 @@
 #include "jobs/cellkey.h"
 #include "jobs/hfile_output.h"
 #include "jobs/jobs_args.h"
+#include "jobs/words.h"
 #include "storage/base/coding.h"
 
 #define WORDCOUNT_FAMILY "f"
@@ -28,29 +29,20 @@ typedef struct wordcount_state {
     kbuf key;
 } wordcount_state;
 
-/* 1 for the bytes that separate words. */
-static const uint8_t wordcount_space[256] = {
-    [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1,
-};
-
 static const uint8_t wordcount_one[8] = {0, 0, 0, 0, 0, 0, 0, 1};
 
 static kiln_status
 wordcount_map(mr_task *t, kslice line, kiln_err *err)
 {
-    const uint8_t *p = line.p, *end = line.p + line.n;
     kslice one = kslice_make(wordcount_one, sizeof wordcount_one);
-    while (p < end) {
-        while (p < end && wordcount_space[*p])
-            p++;
-        const uint8_t *w = p;
-        while (p < end && !wordcount_space[*p])
-            p++;
-        if (p > w) {
-            kiln_status s = mr_task_emit(t, kslice_make(w, (size_t)(p - w)), one, err);
-            if (s != KILN_OK)
-                return s;
-        }
+    words_iter it;
+    const uint8_t *w;
+    size_t wn;
+    words_init(&it, line.p, line.n);
+    while (words_next(&it, &w, &wn)) {
+        kiln_status s = mr_task_emit(t, kslice_make(w, wn), one, err);
+        if (s != KILN_OK)
+            return s;
     }
     return KILN_OK;
 }
