@@ -267,7 +267,7 @@ FUZZ_STORAGE_TARGETS := $(filter-out $(FUZZ_SERVING_TARGETS) $(FUZZ_CLI_TARGETS)
 $(FUZZ_STORAGE_TARGETS): $(BUILD)/fuzz/%: fuzz/%.c \
   $(call fuzz_objs,obj,$(FUZZ_STORAGE_SRCS)) $(wildcard fuzz/*.h)
 
-$(FUZZ_TARGETS): $(wildcard storage/*/*.h serving/*.h cli/*.h bulkload/*.h)
+$(FUZZ_TARGETS): $(wildcard storage/*/*.h serving/*.h cli/*.h bulkload/*.h jobs/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) $(FUZZ_EXTRA_FLAGS) \
 	  -o $@ $(filter %.c %.o,$^) -pthread $(LIBS)
