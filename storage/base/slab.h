@@ -51,10 +51,10 @@ void slab_free(void *p);
 void *slab_map_huge(size_t n);
 
 /* A zeroed table of n bytes read at random (a hash index, a cache of
- * sums), aligned to a cache line: once it spans a slab, from slab_map_huge with n rounded up to whole
- * slabs, so that a lookup's miss is not also a page walk; smaller, from the
- * heap. Aborts when the system has no memory. Give it back with
- * slab_table_free and the same n. */
+ * sums), aligned to a cache line: once it spans a slab, from slab_map_huge
+ * with n rounded up to whole slabs, so that a lookup's miss is not also a
+ * page walk; smaller, from the heap. Aborts when the system has no memory.
+ * Give it back with slab_table_free and the same n. */
 void *slab_table_alloc(size_t n);
 void slab_table_free(void *p, size_t n);
 

@@ -1,10 +1,10 @@
 /* test_words.c -- the word split of jobs/words.h against a byte-at-a-time
  * split written here: fixed texts at the 16-byte block edges, every byte
  * value as a one-byte text, and random texts of every length to 200 drawn
- * from the six whitespace bytes and their neighbours; the SSE2 and the
- * byte-at-a-time masks agree on every byte at every position. The split must give
+ * from the six whitespace bytes and their neighbours. The split must give
  * the same words, in order, at the same addresses, and read nothing past the
- * text (the texts sit at the end of a mapping whose next page is not). */
+ * text (the texts sit at the end of a mapping whose next page is not). The
+ * SSE2 and the byte-at-a-time masks agree on every byte at every position. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
