@@ -39,6 +39,8 @@ static const struct {
                                    MR_COUNTER_SUM},
     [MR_C_BAD_RECORDS] = {"Map-Reduce Framework", "Bad input records", MR_COUNTER_SUM},
     [MR_C_REDUCE_PREMERGES] = {"Map-Reduce Framework", "Reduce pre-merge passes", MR_COUNTER_SUM},
+    [MR_C_MAP_PIECES_STOLEN] = {"Map-Reduce Framework", "Map input pieces taken from other ranks",
+                                MR_COUNTER_SUM},
 };
 
 static int

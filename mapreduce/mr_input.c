@@ -175,6 +175,17 @@ mr_input_owner(uint64_t total, int nranks, uint64_t x)
     return r;
 }
 
+/* Pieces split s is cut into: its length over grain, rounded to the nearest,
+ * at least one; one for a gzip file or grain 0. */
+static uint64_t
+mr_input_piece_count(const mr_input *in, const mr_split *s, uint64_t grain)
+{
+    if (grain == 0 || in->files[s->file].gzip)
+        return 1;
+    uint64_t m = (s->end - s->start + grain / 2) / grain;
+    return m ? m : 1;
+}
+
 size_t
 mr_input_splits(const mr_input *in, int nranks, int rank, mr_split **out)
 {
@@ -204,6 +215,30 @@ mr_input_splits(const mr_input *in, int nranks, int rank, mr_split **out)
         }
         g += f->size;
     }
+    *out = v;
+    return k;
+}
+
+size_t
+mr_input_pieces(const mr_input *in, int nranks, int rank, uint64_t grain, mr_split **out)
+{
+    mr_split *sp;
+    size_t n = mr_input_splits(in, nranks, rank, &sp);
+    size_t cap = 0;
+    for (size_t i = 0; i < n; i++)
+        cap += mr_input_piece_count(in, &sp[i], grain);
+    mr_split *v = kiln_malloc((cap ? cap : 1) * sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t m = mr_input_piece_count(in, &sp[i], grain), len = sp[i].end - sp[i].start;
+        for (uint64_t j = 0; j < m; j++) {
+            v[k].file = sp[i].file;
+            v[k].start = sp[i].start + (uint64_t)(((unsigned __int128)len * j) / m);
+            v[k].end = sp[i].start + (uint64_t)(((unsigned __int128)len * (j + 1)) / m);
+            k++;
+        }
+    }
+    free(sp);
     *out = v;
     return k;
 }

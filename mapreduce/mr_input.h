@@ -60,6 +60,13 @@ typedef struct mr_split {
  * (free it); returns the count (may be 0). */
 size_t mr_input_splits(const mr_input *in, int nranks, int rank, mr_split **out);
 
+/* The same splits cut into pieces of about `grain` bytes each (a split
+ * shorter than 1.5 grains stays whole, a gzip file always does), in file
+ * order: the units ranks on one host share their map input in (mr_steal.h).
+ * Together they cover exactly the rank's splits. grain 0 means no cutting. */
+size_t mr_input_pieces(const mr_input *in, int nranks, int rank, uint64_t grain,
+                       mr_split **out);
+
 /* Sample positions: `points` positions spread evenly over the byte space of
  * in (independent of the rank count). For each, *file and *offset; a split
  * [offset, size) read from there yields the first whole line after it. */

@@ -1,5 +1,6 @@
-/* mr_map.c -- the map phase: splits -> record reader -> map -> collector ->
- * the rank's map output run, with progress and the map counters.
+/* mr_map.c -- the map phase: pieces of the input (shared by the host's
+ * ranks, mr_steal.h) -> record reader -> map -> collector -> the rank's map
+ * output run, with progress and the map counters.
  */
 #include "mapreduce/mr_map.h"
 
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "mapreduce/mr_reader.h"
+#include "mapreduce/mr_steal.h"
 
 #define MR_PROGRESS_EVERY 1024
 
@@ -70,11 +72,9 @@ mr_map_phase(mr_job *job, kiln_err *err)
     mr_job_rt *rt = &job->rt;
     mr_map_state *ms = &job->map;
     ms->mof = NULL;
-    mr_split *splits;
-    size_t n = mr_input_splits(&d->input, rt->comm.size, rt->comm.rank, &splits);
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += splits[i].end - splits[i].start;
+    /* collective: every rank opens and closes it whatever happens between */
+    mr_steal *steal = mr_steal_open(&rt->comm, &d->input, st->map_piece, st->map_share);
+    uint64_t total = mr_steal_own_bytes(steal);
     for (size_t k = 0; k < d->n_srcs; k++) {
         size_t first, end;
         mr_input_src_range(&d->srcs[k], rt->comm.size, rt->comm.rank, &first, &end);
@@ -106,16 +106,21 @@ mr_map_phase(mr_job *job, kiln_err *err)
     mr_task_begin(&t, &rt->task_env, MR_TASK_MAP, mr_collector_emit, ms->col);
     mr_counters *counters = &rt->counters;
     uint64_t done = 0;
-    for (size_t i = 0; i < n && s == KILN_OK; i++) {
-        const mr_input_file *f = &d->input.files[splits[i].file];
+    mr_split piece;
+    int stolen;
+    while (s == KILN_OK && mr_steal_next(steal, &piece, &stolen)) {
+        const mr_input_file *f = &d->input.files[piece.file];
+        if (stolen)
+            mr_counters_add(counters, MR_C_MAP_PIECES_STOLEN, 1);
+        mr_settings_slow_point(st, &rt->comm);
         mr_reader *r;
-        s = mr_reader_open(f, &splits[i], st->input_chunk, &r, err);
+        s = mr_reader_open(f, &piece, st->input_chunk, &r, err);
         if (s != KILN_OK)
             break;
         mr_reader_set_max_line(r, st->line_max);
         t.reader = r;
         t.path = f->path;
-        t.file_index = splits[i].file;
+        t.file_index = piece.file;
         kslice line;
         int got;
         uint64_t records = 0;
@@ -141,12 +146,12 @@ mr_map_phase(mr_job *job, kiln_err *err)
         mr_counters_add(counters, MR_C_MAP_INPUT_RECORDS, records);
         mr_counters_add(counters, MR_C_INPUT_BYTES_READ, mr_reader_progress(r));
         mr_counters_add(counters, MR_C_FILE_BYTES_READ, mr_reader_bytes_read(r));
-        done += splits[i].end - splits[i].start;
+        done += piece.end - piece.start;
         mr_reader_close(r);
         t.reader = NULL;
         mr_progress_update(&rt->progress, done);
     }
-    free(splits);
+    mr_steal_close(steal);
     for (size_t k = 0; k < d->n_srcs && s == KILN_OK; k++)
         s = mr_map_source(job, &d->srcs[k], &t, &done, err);
     if (s == KILN_OK) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "storage/base/env.h"
@@ -21,6 +22,10 @@
 #define MR_DEFAULT_SHUFFLE_MB 32.0
 #define MR_DEFAULT_MERGE_FACTOR 100
 #define MR_DEFAULT_LINE_MAX (64 << 20)
+/* The pieces the ranks of one host share their map input in: small enough
+ * that the last one ends within tens of milliseconds, large enough that
+ * opening each (a seek and the rest of a cut line) costs nothing. */
+#define MR_DEFAULT_MAP_PIECE_KB 2048
 
 static const char *const mr_phase_names[] = {"map", "shuffle", "reduce", "commit"};
 
@@ -32,6 +37,7 @@ mr_settings_init(mr_settings *st)
     st->hooks.fail_rank = -1;
     st->hooks.kill_rank = -1;
     st->hooks.skew_rank = -1;
+    st->hooks.slow_rank = -1;
 }
 
 void
@@ -51,7 +57,7 @@ mr_settings_read(mr_settings *st, const mr_comm *c, uint32_t default_reduces, in
     mr_conf *conf = st->conf;
     double sort_mb, shuffle_mb;
     int64_t factor, reduces, chunk_kb, progress_ms, fail_rank, kill_rank, kill_after, enospc_rank,
-        enospc_after, skew_rank, line_max;
+        enospc_after, skew_rank, line_max, piece_kb, slow_rank, slow_ms;
     int progress;
     kiln_status s = mr_conf_get_double(conf, "kiln.sort.mb", MR_DEFAULT_SORT_MB, &sort_mb, err);
     if (s == KILN_OK)
@@ -65,6 +71,14 @@ mr_settings_read(mr_settings *st, const mr_comm *c, uint32_t default_reduces, in
                              default_reduces ? default_reduces : (uint32_t)c->size, &reduces, err);
     if (s == KILN_OK)
         s = mr_conf_get_long(conf, "kiln.input.buffer.kb", 1024, &chunk_kb, err);
+    if (s == KILN_OK)
+        s = mr_conf_get_bool(conf, "kiln.map.share", 1, &st->map_share, err);
+    if (s == KILN_OK)
+        s = mr_conf_get_long(conf, "kiln.map.piece.kb", MR_DEFAULT_MAP_PIECE_KB, &piece_kb, err);
+    if (s == KILN_OK)
+        s = mr_conf_get_long(conf, "kiln.test.slow.rank", -1, &slow_rank, err);
+    if (s == KILN_OK)
+        s = mr_conf_get_long(conf, "kiln.test.slow.ms", 100, &slow_ms, err);
     if (s == KILN_OK)
         s = mr_conf_get_bool(conf, "kiln.progress", 1, &progress, err);
     if (s == KILN_OK)
@@ -100,6 +114,12 @@ mr_settings_read(mr_settings *st, const mr_comm *c, uint32_t default_reduces, in
     if (chunk_kb < 4 || chunk_kb > 1024 * 1024)
         return status_set(err, KILN_INVALID, "kiln.input.buffer.kb: %" PRId64 " is not in [4, 1048576]",
                           chunk_kb);
+    if (piece_kb < 64 || piece_kb > 1024 * 1024 * 1024)
+        return status_set(err, KILN_INVALID, "kiln.map.piece.kb: %" PRId64 " is not in [64, 2^30]",
+                          piece_kb);
+    if (slow_ms < 0 || slow_ms > 60000)
+        return status_set(err, KILN_INVALID, "kiln.test.slow.ms: %" PRId64 " is not in [0, 60000]",
+                          slow_ms);
     if (line_max < 1 || line_max > (int64_t)1 << 40)
         return status_set(err, KILN_INVALID, "kiln.line.max: %" PRId64 " is not in [1, 2^40]",
                           line_max);
@@ -108,6 +128,7 @@ mr_settings_read(mr_settings *st, const mr_comm *c, uint32_t default_reduces, in
     st->shuffle_bytes = (size_t)(shuffle_mb * 1024 * 1024);
     st->merge_factor = (size_t)factor;
     st->input_chunk = (size_t)chunk_kb * 1024;
+    st->map_piece = (uint64_t)piece_kb * 1024;
     mr_test_hooks *h = &st->hooks;
     h->fail_rank = (int)fail_rank;
 
@@ -150,6 +171,8 @@ mr_settings_read(mr_settings *st, const mr_comm *c, uint32_t default_reduces, in
     h->kill_rank = (int)kill_rank;
     h->kill_after = kill_after;
     h->skew_rank = (int)skew_rank;
+    h->slow_rank = (int)slow_rank;
+    h->slow_ms = slow_ms;
     const char *ksig = mr_conf_get(conf, "kiln.test.kill.signal", "kill");
     if (strcmp(ksig, "kill") == 0)
         h->kill_how = MR_KILL_SIGKILL;
@@ -201,6 +224,17 @@ mr_settings_inject(const mr_settings *st, const mr_comm *c, mr_phase phase, kiln
     if (h->fail_rank == c->rank && h->fail_phase == (int)phase)
         status_set(err, KILN_IO, "injected failure (kiln.test.fail.rank=%d) in the %s phase",
                    h->fail_rank, mr_phase_names[phase]);
+}
+
+void
+mr_settings_slow_point(const mr_settings *st, const mr_comm *c)
+{
+    const mr_test_hooks *h = &st->hooks;
+    if (h->slow_rank != c->rank || h->slow_ms == 0)
+        return;
+    struct timespec ts = {h->slow_ms / 1000, (long)(h->slow_ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 void

@@ -36,6 +36,8 @@ typedef struct mr_test_hooks {
     int kill_how;                /* mr_kill_how: SIGKILL, SIGSTOP or MPI_Abort */
     int64_t kill_after;          /* map: records first; shuffle: rounds first */
     int skew_rank;               /* this rank's job description differs */
+    int slow_rank;               /* sleeps slow_ms before each map input piece */
+    int64_t slow_ms;
 } mr_test_hooks;
 
 typedef struct mr_settings {
@@ -44,6 +46,8 @@ typedef struct mr_settings {
     size_t shuffle_bytes;        /* kiln.shuffle.mb */
     size_t merge_factor;         /* kiln.merge.factor */
     size_t input_chunk;          /* kiln.input.buffer.kb */
+    int map_share;               /* kiln.map.share */
+    uint64_t map_piece;          /* kiln.map.piece.kb, in bytes */
     size_t line_max;             /* kiln.line.max */
     int all_bad_ok;              /* kiln.bad.records.all.ok */
     mr_run_options run_opt;      /* kiln.spill.compress */
@@ -77,6 +81,10 @@ void mr_settings_inject(const mr_settings *st, const mr_comm *c, mr_phase phase,
  * point `step` of the phase that kiln.test.kill.* name, after a line on
  * stderr saying so (tests look for it). Inline: map checks every record. */
 void mr_settings_kill_now(const mr_settings *st, const mr_comm *c, int phase, int64_t step);
+
+/* Test hook: sleep kiln.test.slow.ms when this rank is kiln.test.slow.rank
+ * (map calls it before each input piece: a rank on a slow core). */
+void mr_settings_slow_point(const mr_settings *st, const mr_comm *c);
 
 static inline void
 mr_settings_kill_point(const mr_settings *st, const mr_comm *c, int phase, int64_t step)

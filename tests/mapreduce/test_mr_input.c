@@ -100,14 +100,15 @@ expected_records(const uint8_t *p, size_t n, kbuf *out)
     return count;
 }
 
-/* Read every rank's splits of in in rank order; append like expected_records. */
+/* Read every rank's pieces of in (grain 0: its splits) in rank order;
+ * append like expected_records. */
 static size_t
-read_all(const mr_input *in, int nranks, size_t chunk, kbuf *out)
+read_all(const mr_input *in, int nranks, size_t chunk, uint64_t grain, kbuf *out)
 {
     size_t count = 0;
     for (int r = 0; r < nranks; r++) {
         mr_split *sp;
-        size_t n = mr_input_splits(in, nranks, r, &sp);
+        size_t n = mr_input_pieces(in, nranks, r, grain, &sp);
         for (size_t i = 0; i < n; i++) {
             mr_reader *rd;
             kiln_err err;
@@ -186,12 +187,15 @@ every_line_once(void **state)
     assert_int_equal(in.n, sizeof sizes / sizeof sizes[0]);
     for (int nranks = 1; nranks <= 13; nranks++) {
         size_t chunks[] = {4096, 1 << 20};
+        uint64_t grains[] = {0, 1000, 65536};
         for (size_t c = 0; c < 2; c++) {
-            buf_reset(&got);
-            size_t n = read_all(&in, nranks, chunks[c], &got);
-            assert_int_equal(n, expect_n);
-            assert_int_equal(got.len, expect.len);
-            assert_memory_equal(got.data, expect.data, expect.len);
+            for (size_t g = 0; g < 3; g++) {
+                buf_reset(&got);
+                size_t n = read_all(&in, nranks, chunks[c], grains[g], &got);
+                assert_int_equal(n, expect_n);
+                assert_int_equal(got.len, expect.len);
+                assert_memory_equal(got.data, expect.data, expect.len);
+            }
         }
     }
     mr_input_free(&in);
@@ -271,7 +275,7 @@ gzip_whole(void **state)
         }
         assert_int_equal(owners, 1);
         buf_reset(&got);
-        assert_int_equal(read_all(&in, nranks, 8192, &got), expect_n);
+        assert_int_equal(read_all(&in, nranks, 8192, 0, &got), expect_n);
         assert_memory_equal(got.data, expect.data, expect.len);
     }
 
@@ -429,6 +433,63 @@ splits_balance(void **state)
     assert_true(off > 0 && off < 4000);
 }
 
+/* A rank's pieces: its splits cut end to end, in order, each non-gzip piece
+ * within half a grain of the grain (a split under 1.5 grains whole), a gzip
+ * file one piece; grain 0 gives the splits themselves. */
+static void
+pieces_cover_splits(void **state)
+{
+    (void)state;
+    rng_state = 77;
+    for (int round = 0; round < 400; round++) {
+        mr_input in;
+        memset(&in, 0, sizeof in);
+        mr_input_file files[6];
+        in.n = 1 + rnd() % 6;
+        for (size_t i = 0; i < in.n; i++) {
+            files[i].path = "x";
+            files[i].size = rnd() % 4 == 0 ? rnd() % 10 : rnd() % 200000;
+            files[i].gzip = rnd() % 5 == 0;
+            in.total += files[i].size;
+        }
+        in.files = files;
+        int nranks = 1 + (int)(rnd() % 7);
+        uint64_t grain = rnd() % 3 == 0 ? 0 : 1 + rnd() % 50000;
+        for (int r = 0; r < nranks; r++) {
+            mr_split *sp, *pc;
+            size_t ns = mr_input_splits(&in, nranks, r, &sp);
+            size_t np = mr_input_pieces(&in, nranks, r, grain, &pc);
+            assert_true(np >= ns);
+            size_t k = 0;
+            for (size_t i = 0; i < ns; i++) {
+                uint64_t at = sp[i].start, len = sp[i].end - sp[i].start;
+                if (len == 0) {   /* an empty gzip file: one empty piece */
+                    assert_true(k < np);
+                    assert_int_equal(pc[k].file, sp[i].file);
+                    assert_int_equal(pc[k].start, sp[i].start);
+                    assert_int_equal(pc[k].end, sp[i].end);
+                    k++;
+                    continue;
+                }
+                while (k < np && pc[k].file == sp[i].file && pc[k].start == at && at < sp[i].end) {
+                    uint64_t plen = pc[k].end - pc[k].start;
+                    assert_true(plen > 0);
+                    if (grain == 0 || files[sp[i].file].gzip || len * 2 < grain * 3)
+                        assert_true(plen == len);
+                    else
+                        assert_true(plen * 2 >= grain && plen * 2 <= grain * 3 + 2);
+                    at = pc[k].end;
+                    k++;
+                }
+                assert_int_equal(at, sp[i].end);
+            }
+            assert_int_equal(k, np);
+            free(sp);
+            free(pc);
+        }
+    }
+}
+
 /* A formatted input's splits dealt to ranks (mr_input_src_range): every
  * split read by exactly one rank, each rank's splits one contiguous run in
  * rank order, and no rank more than one split's weight over its share;
@@ -497,6 +558,7 @@ main(void)
         cmocka_unit_test(line_numbers),
         cmocka_unit_test(listing),
         cmocka_unit_test(splits_balance),
+        cmocka_unit_test(pieces_cover_splits),
         cmocka_unit_test(format_splits_dealt),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);

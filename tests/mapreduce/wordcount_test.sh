@@ -6,7 +6,7 @@
 # merge passes; total-order output; HFile output read back with `kiln hfile`;
 # failures (a failing rank in map and in reduce, a killed rank, a full disk,
 # an existing output directory, no input) stopping with a non-zero exit and
-# no _SUCCESS. Prints "N passed, N failed" last.
+# no _SUCCESS; a slow rank's map input taken over by the others. Prints "N passed, N failed" last.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -99,6 +99,20 @@ for np in 2 3 4; do
   check "np=$np exits 0" test "$rc" = 0 -a -f "$work/np$np/_SUCCESS"
   check "np=$np part files are byte-identical to np=1" same_files "$work/np1" "$work/np$np"
 done
+
+# The ranks of one host share their map input in pieces: with rank 1 slowed
+# (200 ms before each of its pieces, a rank on a slow core) the others take
+# its pieces from it, and the count is exact. Sharing off: nothing taken.
+STEAL="Map input pieces taken from other ranks"
+exact() { [ "$1" = 0 ] && same_files "$work/np1" "$2"; }   # exit status, output dir
+run 3 "$work/slow" -D mapreduce.job.reduces=12 -D kiln.map.piece.kb=64 \
+  -D kiln.test.slow.rank=1 -D kiln.test.slow.ms=200; rc=$?
+check "a slow rank: exits 0, same bytes as np=1" exact "$rc" "$work/slow"
+stolen=$(counter "$work/slow" "$STEAL")
+check "a slow rank: the others took its pieces ($stolen)" test "${stolen:-0}" -gt 10
+run 3 "$work/noshare" -D mapreduce.job.reduces=12 -D kiln.map.piece.kb=64 -D kiln.map.share=false; rc=$?
+check "sharing off: exits 0, same bytes as np=1" exact "$rc" "$work/noshare"
+check "sharing off: nothing taken" test "$(counter "$work/noshare" "$STEAL")" = 0
 
 run 3 "$work/tiny" -D mapreduce.job.reduces=12 -D kiln.sort.mb=0.07 -D kiln.merge.factor=3 -D kiln.shuffle.mb=0.1 \
   -D kiln.input.buffer.kb=4; rc=$?
