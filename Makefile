@@ -184,12 +184,13 @@ FUZZ_SMOKE := $(if $(SANITIZER),,fuzz)
 # write-ahead log's group commit and background sync, the server's workers and its scripts over
 # loopback; a race report stops the program (halt_on_error).
 # MPI's progress threads are outside what TSan can judge, so the MPI jobs stay
-# with the other builds.
+# with the other builds; the map input deques' test (threads standing in for
+# ranks) runs here.
 ifeq ($(SANITIZER),thread)
 TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_slab storage/test_hfile_reader \
   storage/test_hfile_writer storage/test_hfile_writer_pipe \
   storage/test_store_catalog storage/test_memstore storage/test_speed_concurrent storage/test_wal \
-  serving/test_swap serving/test_server serving/test_wire serving/test_ev \
+  serving/test_swap serving/test_server serving/test_wire serving/test_ev mapreduce/test_mr_steal \
   tests/serving/server_test.sh tests/serving/pipeline_test.sh tests/serving/deadline_test.sh \
   tests/serving/stall_test.sh tests/serving/errors_test.sh tests/serving/rest_test.sh \
   tests/serving/write_test.sh
