@@ -28,24 +28,7 @@
 #include "mapreduce/mr_job.h"
 #include "storage/base/buf.h"
 #include "storage/base/coding.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-/* Open MPI's own leaks (as tests/mapreduce/lsan.supp lists them for the
- * scripts), for a program run without the scripts' environment. */
-const char *__lsan_default_suppressions(void);
-const char *
-__lsan_default_suppressions(void)
-{
-    return "leak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\nleak:libpmix.so\n"
-           "leak:libhwloc.so\nleak:libevent\nleak:mca_\n";
-}
-const char *__asan_default_options(void);
-const char *
-__asan_default_options(void)
-{
-    return "fast_unwind_on_malloc=0";
-}
-#endif
+#include "tests/support/mpi_leaks.h"
 
 static uint64_t rng_state;
 static char tmpdir[256];
@@ -753,8 +736,7 @@ remove_tmpdir(void **state)
 int
 main(int argc, char **argv)
 {
-    /* Name Open MPI's components in leak reports (see lsan.supp). */
-    setenv("OMPI_MCA_mca_component_disable_dlclose", "1", 0);
+    mpi_leaks_name_components();
     if (argc > 2 && strcmp(argv[1], "--job") == 0)
         return child(argc, argv);
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -17,6 +17,7 @@
 
 #include "mapreduce/mr_comm.h"
 #include "mapreduce/mr_steal.h"
+#include "tests/support/mpi_leaks.h"
 
 #define MAX_TAKERS 8
 #define MAX_PIECES 4096
@@ -210,6 +211,7 @@ mpi_one_rank(void **state)
 int
 main(int argc, char **argv)
 {
+    mpi_leaks_name_components();
     MPI_Init(&argc, &argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stealable_counts),
