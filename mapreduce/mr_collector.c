@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mapreduce/mr_sumkey.h"
 #include "storage/base/coding.h"
 #include "storage/base/slab.h"
 
@@ -113,13 +114,13 @@ mr_collector_combine(const mr_combiner *cb, mr_merger *m, mr_run_writer *w, uint
  * MR_SUMS_AHEAD emits in a ring of their own while their set is prefetched.
  * The cache is emptied into the buffer before the last spill; a key's emits
  * may take either path, which a sum does not mind. */
-#define MR_SUMS_KEY 15
+#define MR_SUMS_KEY MR_SUMKEY_MAX
 #define MR_SUMS_MIN_SETS 64
 #define MR_SUMS_MAX_SETS 262144   /* sets of two 32-byte ways: 16 MiB */
 #define MR_SUMS_AHEAD 16          /* a power of two */
 
 /* A way, or an emit waiting for its set. The key is two words: its bytes
- * zero-padded, little-endian, the length in the top byte of k1. */
+ * zero-padded, little-endian, the length in the top byte of k1 (mr_sumkey.h). */
 typedef struct mr_sum_way {
     uint64_t hash;
     uint64_t sum;                 /* host order */
@@ -399,30 +400,6 @@ mr_collector_stage_way(mr_collector *c, const mr_sum_way *w, kiln_err *err)
                               kslice_make(key, (size_t)(w->k1 >> 56)), kslice_make(be, 8), err);
 }
 
-/* A key of at most MR_SUMS_KEY bytes as a way's two words, read in place. */
-static inline void
-mr_sum_key_words(const uint8_t *p, size_t n, uint64_t *k0, uint64_t *k1)
-{
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        memcpy(&a, p, 8);
-        if (n > 8) {
-            memcpy(&b, p + n - 8, 8);
-            b >>= 8 * (16 - n);
-        }
-    } else if (n >= 4) {
-        uint32_t lo, hi;
-        memcpy(&lo, p, 4);
-        memcpy(&hi, p + n - 4, 4);
-        a = lo | (((uint64_t)hi >> (8 * (8 - n))) << 32);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            a |= (uint64_t)p[i] << (8 * i);
-    }
-    *k0 = a;
-    *k1 = b | ((uint64_t)n << 56);
-}
-
 static inline int
 mr_sum_way_is(const mr_sum_way *w, const mr_sum_way *e)
 {
@@ -461,16 +438,15 @@ mr_collector_sum(mr_collector *c, const mr_sum_way *e, kiln_err *err)
 /* An emit for the cache of sums: it waits while its set is prefetched, and
  * the one MR_SUMS_AHEAD emits older is added. */
 static kiln_status
-mr_collector_sum_emit(mr_collector *c, uint64_t h, kslice key, uint64_t v, kiln_err *err)
+mr_collector_sum_emit(mr_collector *c, kslice key, uint64_t v, kiln_err *err)
 {
     mr_sum_way *e = &c->sum_wait[c->sum_waiting++ % MR_SUMS_AHEAD];
     kiln_status s = KILN_OK;
     if (c->sum_waiting > MR_SUMS_AHEAD)
         s = mr_collector_sum(c, e, err);
-    e->hash = h;
+    e->hash = mr_sumkey(key.p, key.n, &e->k0, &e->k1);
     e->sum = v;
-    mr_sum_key_words(key.p, key.n, &e->k0, &e->k1);
-    __builtin_prefetch(&c->sums[h & c->sum_mask]);
+    __builtin_prefetch(&c->sums[e->hash & c->sum_mask]);
     return s;
 }
 
@@ -511,6 +487,10 @@ mr_collector_flush(mr_collector *c, kiln_err *err)
 kiln_status
 mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
 {
+    /* The cache of sums is there only with the sum fold and hash partitions;
+     * its keys are hashed as their words are made. */
+    if (c->sums != NULL && key.n <= MR_SUMS_KEY && value.n == 8)
+        return mr_collector_sum_emit(c, key, coding_get_be64(value.p), err);
     uint64_t h = 0;
     uint32_t part;
     if (c->hash_parts) {
@@ -527,8 +507,6 @@ mr_collector_add(mr_collector *c, kslice key, kslice value, kiln_err *err)
     }
     if (!c->hashed || key.n + value.n > MR_COLLECT_INLINE)
         return mr_collector_insert(c, part, h, key, value, err);
-    if (c->sums != NULL && key.n <= MR_SUMS_KEY && value.n == 8)
-        return mr_collector_sum_emit(c, h, key, coding_get_be64(value.p), err);
     return mr_collector_stage(c, part, h, key, value, err);
 }
 

@@ -62,6 +62,18 @@ mr_partition_mix(uint64_t h, uint64_t w)
     return h * MR_PARTITION_K1 + MR_PARTITION_K3;
 }
 
+/* The hash's last avalanche: every input bit reaches the high bits. */
+static inline uint64_t
+mr_partition_finish(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= MR_PARTITION_K2;
+    h ^= h >> 29;
+    h *= MR_PARTITION_K3;
+    h ^= h >> 32;
+    return h;
+}
+
 /* 64-bit hash of n bytes, independent of the machine's byte order: 8-byte
  * little-endian words mixed with odd-constant multiplies, the last partial
  * word read as an overlapping load (keys are usually short), and a
@@ -83,12 +95,7 @@ mr_partition_hash(const void *data, size_t n)
     } else if (n > 0) {
         h = mr_partition_mix(h, (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16));
     }
-    h ^= h >> 33;
-    h *= MR_PARTITION_K2;
-    h ^= h >> 29;
-    h *= MR_PARTITION_K3;
-    h ^= h >> 32;
-    return h;
+    return mr_partition_finish(h);
 }
 
 /* The hash partitioner's choice among n partitions for a key of hash h

@@ -1,7 +1,8 @@
 /* test_mr_partition.c -- the key hash (pinned values: it decides which part
  * file a key lands in, so it must never change silently; spread over
  * partitions), the hash and total-order partitioners (boundaries, empty key,
- * invalid split keys rejected), and picking split keys from samples. */
+ * invalid split keys rejected), picking split keys from samples, and the
+ * sum cache's short keys (mr_sumkey: the same hash, the key's bytes back). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "mapreduce/mr_partition.h"
+#include "mapreduce/mr_sumkey.h"
 #include "storage/base/buf.h"
 
 static uint64_t rng_state;
@@ -25,6 +27,32 @@ rnd(void)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
+}
+
+/* mr_sumkey at every length 0-15, over random bytes and bytes of all-zero
+ * and all-one bits: its hash is mr_partition_hash's, and the words hold the
+ * key's bytes zero-padded with its length in the top byte. */
+static void
+sumkey_words_and_hash(void **state)
+{
+    (void)state;
+    rng_state = 5;
+    for (size_t n = 0; n <= MR_SUMKEY_MAX; n++) {
+        for (int round = 0; round < 3000; round++) {
+            uint8_t buf[64], key[16] = {0}, back[16];
+            for (size_t i = 0; i < sizeof buf; i++)
+                buf[i] = round == 0 ? 0 : round == 1 ? 0xFF : (uint8_t)rnd();
+            const uint8_t *p = buf + 16 + rnd() % 16;   /* bytes around it differ */
+            memcpy(key, p, n);
+            uint64_t k0, k1;
+            assert_int_equal(mr_sumkey(p, n, &k0, &k1), mr_partition_hash(p, n));
+            assert_int_equal(k1 >> 56, n);
+            k1 &= ~(0xFFull << 56);
+            memcpy(back, &k0, 8);
+            memcpy(back + 8, &k1, 8);
+            assert_memory_equal(back, key, 16);
+        }
+    }
 }
 
 static void
@@ -161,6 +189,7 @@ main(void)
            (unsigned long long)rng_state);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hash_pinned),
+        cmocka_unit_test(sumkey_words_and_hash),
         cmocka_unit_test(hash_partitioner_spread),
         cmocka_unit_test(total_order),
         cmocka_unit_test(pick_splits),
