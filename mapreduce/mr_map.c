@@ -108,13 +108,14 @@ mr_map_phase(mr_job *job, kiln_err *err)
     uint64_t done = 0;
     mr_split piece;
     int stolen;
+    kbuf spare = KBUF_INIT;   /* one read buffer for all the pieces */
     while (s == KILN_OK && mr_steal_next(steal, &piece, &stolen)) {
         const mr_input_file *f = &d->input.files[piece.file];
         if (stolen)
             mr_counters_add(counters, MR_C_MAP_PIECES_STOLEN, 1);
         mr_settings_slow_point(st, &rt->comm);
         mr_reader *r;
-        s = mr_reader_open(f, &piece, st->input_chunk, &r, err);
+        s = mr_reader_open_buf(f, &piece, st->input_chunk, &spare, &r, err);
         if (s != KILN_OK)
             break;
         mr_reader_set_max_line(r, st->line_max);
@@ -147,10 +148,11 @@ mr_map_phase(mr_job *job, kiln_err *err)
         mr_counters_add(counters, MR_C_INPUT_BYTES_READ, mr_reader_progress(r));
         mr_counters_add(counters, MR_C_FILE_BYTES_READ, mr_reader_bytes_read(r));
         done += piece.end - piece.start;
-        mr_reader_close(r);
+        mr_reader_close_buf(r, &spare);
         t.reader = NULL;
         mr_progress_update(&rt->progress, done);
     }
+    buf_free(&spare);
     mr_steal_close(steal);
     for (size_t k = 0; k < d->n_srcs && s == KILN_OK; k++)
         s = mr_map_source(job, &d->srcs[k], &t, &done, err);

@@ -71,6 +71,13 @@ kiln_status
 mr_reader_open(const mr_input_file *file, const mr_split *s, size_t chunk, mr_reader **out,
                kiln_err *err)
 {
+    return mr_reader_open_buf(file, s, chunk, NULL, out, err);
+}
+
+kiln_status
+mr_reader_open_buf(const mr_input_file *file, const mr_split *s, size_t chunk, kbuf *buf,
+                   mr_reader **out, kiln_err *err)
+{
     *out = NULL;
     env_file *f;
     kiln_status st = env_open_read(file->path, &f, err);
@@ -83,6 +90,11 @@ mr_reader_open(const mr_input_file *file, const mr_split *s, size_t chunk, mr_re
     r->size = env_file_size(f);
     r->chunk = chunk ? chunk : MR_READER_CHUNK;
     buf_init(&r->buf);
+    if (buf != NULL) {
+        r->buf = *buf;
+        r->buf.len = 0;
+        buf_init(buf);
+    }
     buf_init(&r->zin);
     if (r->gzip) {
         r->start = 0;
@@ -106,12 +118,24 @@ mr_reader_open(const mr_input_file *file, const mr_split *s, size_t chunk, mr_re
 void
 mr_reader_close(mr_reader *r)
 {
+    mr_reader_close_buf(r, NULL);
+}
+
+void
+mr_reader_close_buf(mr_reader *r, kbuf *buf)
+{
     if (r == NULL)
         return;
     if (r->z_init)
         inflateEnd(&r->zs);
     env_close(r->f, NULL);
-    buf_free(&r->buf);
+    if (buf != NULL) {
+        buf_free(buf);
+        *buf = r->buf;
+        buf->len = 0;
+    } else {
+        buf_free(&r->buf);
+    }
     buf_free(&r->zin);
     free(r);
 }
@@ -220,13 +244,23 @@ mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err)
     if (r->done)
         return 0;
     while (r->skip_first) {
-        uint8_t *nl = r->buf.len > r->pos ? memchr(r->buf.data + r->pos, '\n', r->buf.len - r->pos)
-                                          : NULL;
+        /* The split's first line starts after the first '\n' at an offset
+         * in [start, end): none there, and it has no line (a line that runs
+         * past it, however long, is not read to its end). Only plain files
+         * start past 0. */
+        size_t lim = r->buf.len;
+        if (r->base + lim > r->end)
+            lim = r->end > r->base ? (size_t)(r->end - r->base) : 0;
+        uint8_t *nl = lim > r->pos ? memchr(r->buf.data + r->pos, '\n', lim - r->pos) : NULL;
         if (nl != NULL) {
             r->pos = (size_t)(nl - r->buf.data) + 1;
             r->scan = r->pos;
             r->skip_first = 0;
             break;
+        }
+        if (lim < r->buf.len || r->base + lim >= r->end) {
+            r->done = 1;
+            return 0;
         }
         r->pos = r->buf.len;
         r->scan = r->pos;

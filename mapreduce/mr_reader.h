@@ -27,6 +27,14 @@ kiln_status mr_reader_open(const mr_input_file *f, const mr_split *s, size_t chu
                            mr_reader **out, kiln_err *err);
 void mr_reader_close(mr_reader *r);   /* r may be NULL */
 
+/* The same, passing the read buffer from one reader to the next: open takes
+ * *buf's memory (leaving it empty) and close gives the reader's back to it,
+ * so a rank mapping many pieces allocates one buffer. buf is freed by its
+ * owner. */
+kiln_status mr_reader_open_buf(const mr_input_file *f, const mr_split *s, size_t chunk, kbuf *buf,
+                               mr_reader **out, kiln_err *err);
+void mr_reader_close_buf(mr_reader *r, kbuf *buf);
+
 /* Next record: 1 with *line (valid until the next call) and *offset (of the
  * line's first byte in the file, uncompressed for gzip), 0 at the end of the
  * split, -1 on error (KILN_IO; KILN_CORRUPTION for a bad or truncated gzip

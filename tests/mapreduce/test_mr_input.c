@@ -433,6 +433,51 @@ splits_balance(void **state)
     assert_true(off > 0 && off < 4000);
 }
 
+/* A split that starts and ends inside one long line owns no line, and
+ * its reader reads about its own bytes, not on to the line's end (pieces of
+ * a long line would otherwise read the rest of it once each); the split
+ * holding the line's start reads the line whole. One read buffer passed
+ * from reader to reader (mr_reader_open_buf) gives the same lines. */
+static void
+long_line_pieces_read_their_own(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/longline.txt", tmpdir);
+    size_t n = 3000000;
+    uint8_t *body = malloc(n);
+    memset(body, 'x', n);
+    memcpy(body, "a b\n", 4);
+    body[n - 1] = '\n';
+    write_file(path, body, n);
+    mr_input_file f = {path, n, 0};
+    kbuf spare = KBUF_INIT;
+    size_t lines = 0, longest = 0;
+    for (uint64_t at = 0; at < n; at += 100000) {
+        mr_split sp = {0, at, at + 100000 < n ? at + 100000 : n};
+        mr_reader *rd;
+        kiln_err err;
+        status_clear(&err);
+        assert_int_equal(mr_reader_open_buf(&f, &sp, 4096, &spare, &rd, &err), KILN_OK);
+        kslice line;
+        uint64_t off;
+        int got;
+        while ((got = mr_reader_next(rd, &line, &off, &err)) > 0) {
+            lines++;
+            longest = line.n > longest ? line.n : longest;
+        }
+        assert_int_equal(got, 0);
+        if (at > 0)
+            assert_true(mr_reader_bytes_read(rd) <= sp.end - sp.start + 4096);
+        mr_reader_close_buf(rd, &spare);
+    }
+    assert_int_equal(lines, 2);
+    assert_int_equal(longest, n - 5);
+    assert_true(spare.cap > 0);   /* handed back */
+    buf_free(&spare);
+    free(body);
+}
+
 /* A rank's pieces: its splits cut end to end, in order, each non-gzip piece
  * within half a grain of the grain (a split under 1.5 grains whole), a gzip
  * file one piece; grain 0 gives the splits themselves. */
@@ -559,6 +604,7 @@ main(void)
         cmocka_unit_test(listing),
         cmocka_unit_test(splits_balance),
         cmocka_unit_test(pieces_cover_splits),
+        cmocka_unit_test(long_line_pieces_read_their_own),
         cmocka_unit_test(format_splits_dealt),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
