@@ -263,8 +263,14 @@ $(FUZZ_CLI_TARGETS): $(BUILD)/fuzz/%: fuzz/%.c \
 $(BUILD)/fuzz/fuzz_moved: fuzz/fuzz_moved.c \
   $(call fuzz_objs,obj,$(FUZZ_STORAGE_SRCS) bulkload/moved.c) $(wildcard fuzz/*.h)
 
+# The map side's line reader's target (fuzz_reader) builds mapreduce/'s reader
+# and input pieces, neither of which uses MPI.
+$(BUILD)/fuzz/fuzz_reader: fuzz/fuzz_reader.c \
+  $(call fuzz_objs,obj,$(FUZZ_STORAGE_SRCS) mapreduce/mr_reader.c mapreduce/mr_input.c) \
+  $(wildcard fuzz/*.h mapreduce/mr_reader.h mapreduce/mr_input.h)
+
 FUZZ_STORAGE_TARGETS := $(filter-out $(FUZZ_SERVING_TARGETS) $(FUZZ_CLI_TARGETS) \
-                          $(BUILD)/fuzz/fuzz_moved,$(FUZZ_TARGETS))
+                          $(BUILD)/fuzz/fuzz_moved $(BUILD)/fuzz/fuzz_reader,$(FUZZ_TARGETS))
 $(FUZZ_STORAGE_TARGETS): $(BUILD)/fuzz/%: fuzz/%.c \
   $(call fuzz_objs,obj,$(FUZZ_STORAGE_SRCS)) $(wildcard fuzz/*.h)
 

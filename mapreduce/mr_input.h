@@ -15,8 +15,9 @@
  * start < p <= end, plus the line at 0 when start is 0 -- so a line is read by
  * exactly one split whatever the cut, and it is read whole even when it runs
  * past `end`. The '\n' is not part of the record, nor one '\r' before it
- * (CRLF files); a last line without '\n' is a record; an empty line is an
- * empty record. Splits of a gzip file are always the whole file.
+ * (CRLF files); a last line without '\n' is a record (less one '\r' at its
+ * end); an empty line is an empty record. Splits of a gzip file are always
+ * the whole file.
  *
  * Thread-safety: a reader is single-threaded; the file table is immutable.
  */

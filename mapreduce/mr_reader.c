@@ -284,9 +284,10 @@ mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err)
                           ? memchr(r->buf.data + r->scan, '\n', r->buf.len - r->scan)
                           : NULL;
         size_t stop, next;
-        if (nl == NULL && r->max_line > 0 && r->buf.len - r->pos > r->max_line) {
-            /* Over the limit and still no end: drop what is buffered and
-             * read on to the next '\n' without keeping it. */
+        if (nl == NULL && r->max_line > 0 && r->buf.len - r->pos > r->max_line + 1) {
+            /* Over the limit and still no end, even should the last byte be
+             * a '\r' before it: drop what is buffered and read on to the
+             * next '\n' without keeping it. */
             mr_reader_note_skip(r, r->base + r->pos);
             for (;;) {
                 r->pos = r->scan = r->buf.len;

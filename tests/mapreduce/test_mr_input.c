@@ -478,6 +478,38 @@ long_line_pieces_read_their_own(void **state)
     free(body);
 }
 
+/* A line of exactly kiln.line.max bytes before its "\r\n" is kept at every
+ * read size, also when a read ends between the '\r' and the '\n'; one a
+ * byte longer is skipped. */
+static void
+crlf_line_at_the_limit(void **state)
+{
+    (void)state;
+    const char *body = "ab\r\nabc\r\nabcd\r\nabc";
+    char path[300];
+    snprintf(path, sizeof path, "%s/crlf-limit.txt", tmpdir);
+    write_file(path, body, strlen(body));
+    mr_input_file f = {path, strlen(body), 0};
+    mr_split sp = {0, 0, f.size};
+    for (size_t chunk = 1; chunk <= 24; chunk++) {
+        mr_reader *rd;
+        kiln_err err;
+        status_clear(&err);
+        assert_int_equal(mr_reader_open(&f, &sp, chunk, &rd, &err), KILN_OK);
+        mr_reader_set_max_line(rd, 3);
+        kslice line;
+        uint64_t off;
+        char got[64] = "";
+        while (mr_reader_next(rd, &line, &off, &err) > 0) {
+            strncat(got, (const char *)line.p, line.n);
+            strcat(got, "|");
+        }
+        assert_string_equal(got, "ab|abc|abc|");
+        assert_int_equal(mr_reader_skipped(rd, NULL), 1);
+        mr_reader_close(rd);
+    }
+}
+
 /* A rank's pieces: its splits cut end to end, in order, each non-gzip piece
  * within half a grain of the grain (a split under 1.5 grains whole), a gzip
  * file one piece; grain 0 gives the splits themselves. */
@@ -605,6 +637,7 @@ main(void)
         cmocka_unit_test(splits_balance),
         cmocka_unit_test(pieces_cover_splits),
         cmocka_unit_test(long_line_pieces_read_their_own),
+        cmocka_unit_test(crlf_line_at_the_limit),
         cmocka_unit_test(format_splits_dealt),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
