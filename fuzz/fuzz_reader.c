@@ -79,8 +79,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *zbody = NULL;
     const uint8_t *file_bytes = body;
     size_t file_len = n;
-    if (gzip)
-        file_len = gzip_body(body, n, &zbody), file_bytes = zbody;
+    if (gzip) {
+        file_len = gzip_body(body, n, &zbody);
+        file_bytes = zbody;
+    }
     int fd = memfd_create("fuzz_reader", 0);
     if (fd < 0 || write(fd, file_bytes, file_len) != (ssize_t)file_len)
         __builtin_trap();

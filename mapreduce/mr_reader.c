@@ -258,7 +258,7 @@ mr_reader_next(mr_reader *r, kslice *line, uint64_t *offset, kiln_err *err)
             r->skip_first = 0;
             break;
         }
-        if (lim < r->buf.len || r->base + lim >= r->end) {
+        if (r->base + lim >= r->end) {   /* searched up to the split's end */
             r->done = 1;
             return 0;
         }
