@@ -197,7 +197,7 @@ TEST_SELECTION := storage/test_base storage/test_block_cache storage/test_slab s
 TEST_ENV := TSAN_OPTIONS="halt_on_error=1 exitcode=66 $$TSAN_OPTIONS"
 endif
 
-test: deps all $(TESTS) $(FUZZ_SMOKE)
+test: deps all $(TESTS) $(FUZZ_SMOKE) $(BIN)/kiln-core-probe
 	BUILD=$(BUILD) FUZZ=$(if $(FUZZ_SMOKE),1,0) KILN_TESTS="$(TEST_SELECTION)" $(TEST_ENV) \
 	  tests/run_tests.sh
 
@@ -304,6 +304,13 @@ $(BIN)/kiln-put-bench: $(BUILD)/obj/bench/put_bench.o $(STORAGE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/obj/bench/put_bench.o: CPPFLAGS += -Ibench
+
+# What work on one CPU costs a thread on another (the benchmark scripts print it
+# beside their figures: the load generators share the machine).
+BENCH_PROGRAMS += $(BIN)/kiln-core-probe
+$(BIN)/kiln-core-probe: $(BUILD)/obj/bench/core_probe.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -pthread
 
 # Its RocksDB counterpart (our driver of the system librocksdb, scripts/put_bench.sh),
 # built when librocksdb-dev is installed (scripts/deps.sh --bench).

@@ -127,6 +127,9 @@ mkdir -p "$LOG" "$DIR"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "at start, $(damon)"
 } | tee "$LOG/params.txt"
+# Whether the two CPUs the server and its load generators share are
+# independent cores (kiln-core-probe): the summary prints it first.
+build/bin/kiln-core-probe --rounds 3 --ms 100 | head -1 | tee "$LOG/core_probe.txt"
 
 KPID=
 RPID=

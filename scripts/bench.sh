@@ -118,6 +118,7 @@ summary() {
     [ -n "$rows" ] || rows=$(sed -n 's/^rows=\([0-9]*\).*/\1/p' "$LOG/params.txt" 2>/dev/null)
     echo
     echo "Kiln vs RocksDB, $rows rows, medians of $runs runs (logs: $LOG)"
+    [ -s "$LOG/core_probe.txt" ] && echo "machine: $(cat "$LOG/core_probe.txt") (kiln-core-probe: beside/alone)"
     printf '%-16s %10s %10s %6s %6s | %-20s | %-20s | %7s | %9s\n' test kiln rocksdb ratio paired \
         "kiln p50/p99/p999 us" "rocksdb p50/p99/p999" "bad k/r" "rss MB k/r"
     for name in write get_warm_t1 get_warm_t2 get_cache64_t1 missing_warm_t1 scan_warm_t1 scan_cache64_t1; do
@@ -202,6 +203,10 @@ echo "rows=$ROWS runs=$RUNS ops=$OPS scan_ops=$SCAN_OPS dir=$DIR logs=$LOG rocks
 echo "kiln $(git rev-parse --short HEAD 2>/dev/null || echo '?') ($KB); $(nproc) cpus; $(uname -r);" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg); vm.nr_hugepages $(cat /proc/sys/vm/nr_hugepages)" \
     >>"$LOG/params.txt"
+# Whether the machine's CPUs are independent (the peers and Kiln run one at a
+# time here, but a 2-thread run and a noisy neighbour share them): the probe's
+# first line goes into params.txt and the summary.
+build/bin/kiln-core-probe --rounds 3 --ms 100 | head -1 >"$LOG/core_probe.txt"
 
 # timed NAME SYSTEM CMD...: run CMD, append its output and its peak RSS
 # (GNU time, kB) to $LOG/NAME.SYSTEM.log.
