@@ -153,9 +153,10 @@ hfile_block *
 hfile_block_wrap_index(hfile_block_type type, const uint8_t *payload, size_t n,
                           uint32_t count)
 {
-    /* the words, then the locations (two words each) */
+    /* the words, then the locations (two words each), then the group words */
     _Static_assert(sizeof(hfile_index_loc) == 2 * sizeof(uint64_t), "a location is two words");
-    hfile_block *b = hfile_block_alloc(type, 0, 3 * count, n);
+    uint32_t groups = (uint32_t)(((uint64_t)count + HFILE_GROUP - 1) / HFILE_GROUP);
+    hfile_block *b = hfile_block_alloc(type, 0, 3 * count + groups, n);
     b->count = count;
     if (n)
         memcpy((uint8_t *)b->bytes, payload, n);
@@ -176,6 +177,10 @@ hfile_block_wrap_index(hfile_block_type type, const uint8_t *payload, size_t n,
     } else {
         b->row_prefix = (uint32_t)cp;
         block_set_prefix(b, index_key_at(b->bytes, 0).p + 2);
+        uint64_t *gw = (uint64_t *)b->row_words + 3 * (size_t)count;
+        for (uint32_t g = 0; g < groups; g++)
+            gw[g] = b->row_words[(size_t)g * HFILE_GROUP];
+        b->group_words = groups ? gw : NULL;
     }
     return b;
 }

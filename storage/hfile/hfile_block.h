@@ -8,7 +8,8 @@
  *
  *   hfile_block | hfile_cellpos[count] | row words u64[count] | bytes[len]
  *   (cellpos for data blocks, row words for data and index blocks; an index
- *   block has its entries' hfile_index_loc after its row words)
+ *   block has its entries' hfile_index_loc after its row words, then its
+ *   group words)
  *
  * For DATABLK* (NONE) and ROW_INDEX_V1 blocks `bytes` is the block payload and
  * every cellpos points into it; for PREFIX, DIFF and FAST_DIFF blocks `bytes`
@@ -19,6 +20,12 @@
  * row_prefix bytes, and word i holds the next 8 bytes of cell i's row
  * (big-endian, zero-padded). If word(a) < word(b) then row a < row b, so a
  * binary search touches the small word array and reads a key only on a tie.
+ *
+ * An index block of thousands of entries also has group words: word
+ * i * HFILE_GROUP for each i, side by side. A search finds its group of
+ * HFILE_GROUP entries in them (a few lines that stay in cache) and then asks
+ * for that group's words and locations at once, where a binary search of the
+ * whole word array waits on one cache miss after another.
  *
  * A block is immutable once built and safe to read from many threads.
  */
@@ -42,6 +49,7 @@ typedef struct hfile_cellpos {
 } hfile_cellpos;
 
 #define HFILE_PREFIX_COPY 24
+#define HFILE_GROUP 16    /* index entries a group word stands for */
 
 /* Where a non-root index entry points, decoded once: a search's last step
  * reads one of these instead of the entry's slot in the secondary index and
@@ -64,6 +72,8 @@ typedef struct hfile_block {
     const uint64_t *row_words;  /* count words (see above), or NULL */
     const uint8_t *prefix;      /* the shared row bytes (row_prefix of them) */
     const hfile_index_loc *locs; /* index blocks: count entries' targets; else NULL */
+    const uint64_t *group_words; /* index blocks with row words: row_words[i * HFILE_GROUP]
+                                  * for i < ceil(count / HFILE_GROUP); else NULL */
     /* A copy of short prefixes beside the header, so a search does not touch
      * the first key's cache line just to place the key. */
     uint8_t prefix_copy[HFILE_PREFIX_COPY];

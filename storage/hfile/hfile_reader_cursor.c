@@ -55,6 +55,53 @@ cursor_loc_at(const icursor *c, uint32_t d, uint32_t i, uint64_t *offset, uint32
     }
 }
 
+/* Narrow the search of index block b for a key of row word wk to the
+ * entries its group words leave (hfile_block.h): from the last group that
+ * starts below wk (whose first entry is then <= the key: *found) to the
+ * first that starts above it (where every entry is > the key), and ask for
+ * that range's words and locations together when it is one group or two. */
+static void
+cursor_narrow(const hfile_block *b, uint64_t wk, long *lo, long *hi, long *found)
+{
+    const uint64_t *gw = b->group_words;
+    uint32_t ng = (b->count + HFILE_GROUP - 1) / HFILE_GROUP;
+    uint32_t a = 0, z = ng;
+    while (a < z) {   /* the first group whose word is >= wk */
+        uint32_t m = a + (z - a) / 2;
+        if (gw[m] < wk)
+            a = m + 1;
+        else
+            z = m;
+    }
+    uint32_t below = a, above = a;
+    if (above < ng && gw[above] == wk) {   /* rows that share wk: past them */
+        z = ng;
+        while (above < z) {
+            uint32_t m = above + (z - above) / 2;
+            if (gw[m] <= wk)
+                above = m + 1;
+            else
+                z = m;
+        }
+    }
+    if (below > 0) {
+        *found = (long)(below - 1) * HFILE_GROUP;
+        *lo = *found + 1;
+    }
+    if (above < ng)
+        *hi = (long)above * HFILE_GROUP - 1;
+    if (*hi - *lo < 2 * HFILE_GROUP) {
+        for (long i = *lo; i <= *hi; i += 8)
+            __builtin_prefetch(&b->row_words[i]);
+        for (long i = *lo; i <= *hi; i += 4)
+            __builtin_prefetch(&b->locs[i]);
+        if (*hi >= *lo) {
+            __builtin_prefetch(&b->row_words[*hi]);
+            __builtin_prefetch(&b->locs[*hi]);
+        }
+    }
+}
+
 /* Largest i at level d whose key is <= key, or -1. Row words settle most
  * comparisons without reading the entries. */
 static long
@@ -83,6 +130,9 @@ cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
             return (long)c->lv[d].count - 1;
     }
     long lo = 0, hi = (long)c->lv[d].count - 1, found = -1;
+    if (words && d > 0 && c->lv[d].b->group_words != NULL &&
+        c->lv[d].count > 2 * HFILE_GROUP)
+        cursor_narrow(c->lv[d].b, wk, &lo, &hi, &found);
     while (lo <= hi) {
         long mid = lo + (hi - lo) / 2;
         int cmp;

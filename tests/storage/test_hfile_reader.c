@@ -1056,6 +1056,101 @@ writer_files_round_trip(void **state)
     unlink(p);
 }
 
+/* Index blocks of hundreds of entries, whose search starts in the group
+ * words (hfile_block.h): rows from a few long stems that share their first
+ * 8, 11 or 12 bytes, so that runs of entries tie on their row words across
+ * many groups, one stem a prefix of the others, and a few random rows.
+ * Every seek, both ways, lands where a search of the cells read forward says
+ * (expect_bound), and so does a seek to every row. */
+static void
+large_index_blocks_seek(void **state)
+{
+    (void)state;
+    static const char *const stems[] = {"aaaaaaa", "aaaaaaaaaaaa", "aaaaaaaaaaab", "aaaaaaab",
+                                        "aaaaaaabaaaa", "aaaaaaaaaaaaaaaa", "b"};
+    char p[512];
+    snprintf(p, sizeof p, "%s/big-index.hfile", tmpdir);
+    block_cache *cache = block_cache_new(64u << 20);
+    for (int round = 0; round < 4; round++) {
+        ocells a = {0};
+        kbuf row = KBUF_INIT;
+        for (size_t i = 0; i < 9000; i++) {
+            buf_reset(&row);
+            if (rnd_below(20) == 0) {
+                random_bytes(&row, 1 + rnd_below(14), 1);
+            } else {
+                const char *st = stems[rnd_below(sizeof stems / sizeof stems[0])];
+                buf_append(&row, st, strlen(st));
+                random_bytes(&row, rnd_below(4), rnd_below(2));
+            }
+            kiln_cell c;
+            memset(&c, 0, sizeof c);
+            c.row = row.data;
+            c.row_len = (uint32_t)row.len;
+            c.family = (const uint8_t *)"f";
+            c.family_len = 1;
+            c.qualifier = (const uint8_t *)"q";
+            c.qualifier_len = 1;
+            c.ts = (int64_t)rnd_below(1u << 30);
+            c.type = CELL_TYPE_PUT;
+            c.value = (const uint8_t *)"v";
+            c.value_len = 1;
+            ocells_add(&a, &c);
+        }
+        qsort(a.v, a.n, sizeof a.v[0], cmp_ocell);
+        for (size_t i = 0; i < a.n; i++)
+            ocell_view(&a.v[i]);
+        /* drop exact duplicates (same row and timestamp): a file holds a key once */
+        size_t m = 0;
+        for (size_t i = 0; i < a.n; i++) {
+            if (m > 0 && cell_compare(&a.v[m - 1].c, &a.v[i].c) == 0) {
+                free(a.v[i].key);
+                free(a.v[i].val);
+                free(a.v[i].tags);
+                continue;
+            }
+            a.v[m++] = a.v[i];
+        }
+        a.n = m;
+        hfile_writer_options o;
+        hfile_writer_options_init(&o);
+        o.codec = round % 2 ? CODEC_SNAPPY : CODEC_NONE;
+        o.bloom = BLOOM_ROW;
+        o.block_size = 64;             /* a block or two a cell */
+        o.index_block_max = 8192 + rnd_below(8192);
+        o.sync = 0;
+        write_file(p, &a, &o);
+        hfile_reader *r = open_ok(p, round < 2 ? cache : NULL);
+        const hfile_trailer *t = hfile_reader_trailer(r);
+        assert_int_equal(t->num_data_index_levels, 2);
+        /* leaves of more than two groups' entries each, on average */
+        assert_true(a.n / t->data_index_count > 4 * HFILE_GROUP);
+        ocells b = {0};
+        read_all(r, &b);
+        assert_int_equal(b.n, a.n);
+        check_random_seeks(r, &b, 20000);
+        kiln_err err;
+        status_clear(&err);
+        hfile_iter *it = hfile_iter_new(r);
+        for (size_t i = 0; i < b.n; i++) {
+            const kiln_cell *c = &b.v[i].c;
+            kiln_cell k;
+            cell_first_on_row(&k, c->row, c->row_len);
+            assert_int_equal(hfile_iter_seek(it, &k, &err), KILN_OK);
+            size_t want = expect_bound(&b, &k, 0);
+            assert_true(hfile_iter_valid(it));
+            cell_equal(hfile_iter_cell(it), &b.v[want].c);
+        }
+        hfile_iter_free(it);
+        buf_free(&row);
+        ocells_free(&a);
+        ocells_free(&b);
+        hfile_reader_close(r);
+    }
+    block_cache_free(cache);
+    unlink(p);
+}
+
 /* A forward scan holds the next data block before it gets there. With every
  * block of the file that nothing pins dropped from the cache just before
  * each step into a new block (and cached again after it), the step still
@@ -2031,6 +2126,7 @@ main(void)
         cmocka_unit_test(reopen_shares_cache_safely),
         cmocka_unit_test(open_errors),
         cmocka_unit_test(writer_files_round_trip),
+        cmocka_unit_test(large_index_blocks_seek),
         cmocka_unit_test(empty_file),
         cmocka_unit_test(scans_read_the_next_block_ahead),
         cmocka_unit_test(encodings_round_trip),
