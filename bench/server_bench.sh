@@ -416,6 +416,7 @@ SAMPLER=
 
 # ---------------------------------------------------------------- summary
 echo "at end, $(damon)" | tee -a "$LOG/params.txt"
+build/bin/kiln-core-probe --rounds 3 --ms 100 | head -1 | sed 's/^/at end: /' | tee -a "$LOG/core_probe.txt"
 echo "$CACHE_MB $INDEX_BYTES" >"$LOG/budget.txt"
 python3 bench/server_bench_summary.py "$LOG" | tee "$LOG/summary.txt"
 echo "logs: $LOG" >&2

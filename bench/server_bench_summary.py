@@ -90,8 +90,10 @@ def main():
     runs = max(int(r[2]) for r in rows) if rows else 0
     probe = os.path.join(log, "core_probe.txt")
     if os.path.exists(probe):
+        lines = [l.strip() for l in open(probe) if l.strip()]
         print("machine: %s (kiln-core-probe: a thread beside a SCHED_IDLE busy loop on the "
-              "other CPU, against alone)\n" % open(probe).read().strip())
+              "other CPU, against alone)" % "; ".join(lines))
+        print()
     print("redis-benchmark GET, 50 clients, random existing keys (medians of %d runs)" % runs)
     print("  %-6s %-5s %12s %8s %8s" % ("P", "", "ops/s", "p50 ms", "p99 ms"))
     res = {}

@@ -27,18 +27,21 @@ hfile_block_key_ok(const uint8_t *k, size_t klen)
 hfile_block *
 hfile_block_alloc(hfile_block_type type, uint32_t ncells, uint32_t nwords, size_t len)
 {
-    size_t head = sizeof(hfile_block) + (size_t)ncells * sizeof(hfile_cellpos) +
-                  (size_t)nwords * sizeof(uint64_t);
+    size_t head = sizeof(hfile_block) + (size_t)nwords * sizeof(uint64_t) +
+                  (size_t)ncells * sizeof(hfile_cellpos);
     size_t alloc = head + len;
     hfile_block *b = block_cache_block_alloc(alloc);
     memset(b, 0, sizeof *b);
     b->type = type;
     b->count = ncells;
     b->len = len;
-    b->cells = ncells ? (const hfile_cellpos *)(b + 1) : NULL;
-    b->row_words = nwords ? (const uint64_t *)((const uint8_t *)(b + 1) +
-                                               (size_t)ncells * sizeof(hfile_cellpos))
-                          : NULL;
+    /* the words first: a lookup asks for the block's first lines with its
+     * cache entry (block_cache_lookup), and a small block's search then
+     * finds its words there */
+    b->row_words = nwords ? (const uint64_t *)(b + 1) : NULL;
+    b->cells = ncells ? (const hfile_cellpos *)((const uint8_t *)(b + 1) +
+                                                (size_t)nwords * sizeof(uint64_t))
+                      : NULL;
     b->bytes = (const uint8_t *)b + head;
     b->alloc = alloc;
     return b;

@@ -6,8 +6,8 @@
  * A decoded block is one allocation from block_cache_block_alloc (freed with
  * hfile_block_free, or owned by the cache once inserted):
  *
- *   hfile_block | hfile_cellpos[count] | row words u64[count] | bytes[len]
- *   (cellpos for data blocks, row words for data and index blocks; an index
+ *   hfile_block | row words u64[count] | hfile_cellpos[count] | bytes[len]
+ *   (row words for data and index blocks, cellpos for data blocks; an index
  *   block has its entries' hfile_index_loc after its row words, then its
  *   group words)
  *
