@@ -5,9 +5,9 @@
  * virtual CPUs a host schedules on one) slow each other down, whatever the
  * scheduler's priorities say.
  *
- * A fixed amount of integer work runs on CPU A, alone and then beside a
- * busy loop at SCHED_IDLE (the lowest priority Linux has) pinned to CPU B,
- * alternating (A B A B); the probe prints the medians and their ratio.
+ * A fixed amount of integer work runs on CPU A, alone and then beside the
+ * same work looping at SCHED_IDLE (the lowest priority Linux has) pinned to
+ * CPU B, alternating (A B A B); the probe prints the medians and their ratio.
  * About 1.0: independent cores. About 2.0: the two CPUs share one core's
  * execution, and any work beside a server (a load generator, a warm-up at
  * idle priority) comes out of the server's rate.
@@ -65,16 +65,22 @@ core_probe_pin(int cpu)
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
-/* The measured work: a dependent chain of multiplies and adds, n steps. */
+/* The measured work, and the busy loop's: four independent chains of
+ * multiplies and adds, n steps, so that the core's multiplier is kept busy
+ * (a single chain waits on each multiply and would leave a hyperthread
+ * sibling room to run beside it unslowed). */
 static uint64_t
 core_probe_work(uint64_t n)
 {
-    uint64_t x = 0x9e3779b97f4a7c15ull;
+    uint64_t a = 0x9e3779b97f4a7c15ull, b = a + 1, c = a + 2, d = a + 3;
     for (uint64_t i = 0; i < n; i++) {
-        x = x * 6364136223846793005ull + i;
-        __asm__ volatile("" : "+r"(x));
+        a = a * 6364136223846793005ull + i;
+        b = b * 2862933555777941757ull + i;
+        c = c * 3202034522624059733ull + i;
+        d = d * 3935559000370003845ull + i;
+        __asm__ volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
     }
-    return x;
+    return a ^ b ^ c ^ d;
 }
 
 static double
@@ -101,9 +107,9 @@ core_probe_spin_main(void *arg)
     if ((s->err = core_probe_pin(s->cpu)) == 0)
         s->err = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     atomic_store(&s->ready, 1);
-    uint64_t x = 1;
+    uint64_t x = 0;
     while (s->err == 0 && !atomic_load_explicit(&core_probe_stop, memory_order_relaxed)) {
-        x = x * 2862933555777941757ull + 3037000493ull;
+        x ^= core_probe_work(4096);
         __asm__ volatile("" : "+r"(x));
     }
     return NULL;
