@@ -843,6 +843,16 @@ cmp_ocell(const void *x, const void *y)
     return cell_compare(&((const ocell *)x)->c, &((const ocell *)y)->c);
 }
 
+/* Sort a's cells into cell order (moving them leaves each view pointing at
+ * its own copies, which ocell_view sets again). */
+static void
+ocells_sort(ocells *a)
+{
+    qsort(a->v, a->n, sizeof a->v[0], cmp_ocell);
+    for (size_t i = 0; i < a->n; i++)
+        ocell_view(&a->v[i]);
+}
+
 /* n random cells of family fam, sorted; rows short and from a small alphabet
  * so they repeat and share prefixes; empty qualifiers; binary bytes. */
 static void
@@ -887,9 +897,7 @@ random_cells(ocells *a, size_t n, const char *fam, int with_tags)
         c.tags_len = (uint32_t)tags.len;
         ocells_add(a, &c);
     }
-    qsort(a->v, a->n, sizeof a->v[0], cmp_ocell);
-    for (size_t i = 0; i < a->n; i++)
-        ocell_view(&a->v[i]);
+    ocells_sort(a);
     buf_free(&row);
     buf_free(&q);
     buf_free(&val);
@@ -1097,21 +1105,7 @@ large_index_blocks_seek(void **state)
             c.value_len = 1;
             ocells_add(&a, &c);
         }
-        qsort(a.v, a.n, sizeof a.v[0], cmp_ocell);
-        for (size_t i = 0; i < a.n; i++)
-            ocell_view(&a.v[i]);
-        /* drop exact duplicates (same row and timestamp): a file holds a key once */
-        size_t m = 0;
-        for (size_t i = 0; i < a.n; i++) {
-            if (m > 0 && cell_compare(&a.v[m - 1].c, &a.v[i].c) == 0) {
-                free(a.v[i].key);
-                free(a.v[i].val);
-                free(a.v[i].tags);
-                continue;
-            }
-            a.v[m++] = a.v[i];
-        }
-        a.n = m;
+        ocells_sort(&a);
         hfile_writer_options o;
         hfile_writer_options_init(&o);
         o.codec = round % 2 ? CODEC_SNAPPY : CODEC_NONE;
@@ -1582,9 +1576,7 @@ encodings_round_trip(void **state)
             coding_put_be64(a.v[i].key + a.v[i].klen - 9, (uint64_t)a.v[i].c.ts);
             ocell_view(&a.v[i]);
         }
-        qsort(a.v, a.n, sizeof a.v[0], cmp_ocell);
-        for (size_t i = 0; i < a.n; i++)
-            ocell_view(&a.v[i]);
+        ocells_sort(&a);
         hfile_cell_format fmt = {x.tags, x.mvcc, 0};
         for (size_t e = 0; e < sizeof encs / sizeof encs[0]; e++) {
             encode_block(encs[e], &a, &x, &blk);
