@@ -156,9 +156,13 @@ hfile_block *
 hfile_block_wrap_index(hfile_block_type type, const uint8_t *payload, size_t n,
                           uint32_t count)
 {
-    /* the words, then the locations (two words each), then the group words */
+    /* the words, then the locations (two words each), then the group words
+     * (for a block of more than two groups' entries: a smaller one's search
+     * is short without them) */
     _Static_assert(sizeof(hfile_index_loc) == 2 * sizeof(uint64_t), "a location is two words");
-    uint32_t groups = (uint32_t)(((uint64_t)count + HFILE_GROUP - 1) / HFILE_GROUP);
+    uint32_t groups = count > 2 * HFILE_GROUP
+                          ? (uint32_t)(((uint64_t)count + HFILE_GROUP - 1) / HFILE_GROUP)
+                          : 0;
     hfile_block *b = hfile_block_alloc(type, 0, 3 * count + groups, n);
     b->count = count;
     if (n)

@@ -21,8 +21,8 @@
  * (big-endian, zero-padded). If word(a) < word(b) then row a < row b, so a
  * binary search touches the small word array and reads a key only on a tie.
  *
- * An index block of thousands of entries also has group words: word
- * i * HFILE_GROUP for each i, side by side. A search finds its group of
+ * An index block of more than 2 * HFILE_GROUP entries also has group words:
+ * word i * HFILE_GROUP for each i, side by side. A search finds its group of
  * HFILE_GROUP entries in them (a few lines that stay in cache) and then asks
  * for that group's words and locations at once, where a binary search of the
  * whole word array waits on one cache miss after another.
@@ -72,8 +72,9 @@ typedef struct hfile_block {
     const uint64_t *row_words;  /* count words (see above), or NULL */
     const uint8_t *prefix;      /* the shared row bytes (row_prefix of them) */
     const hfile_index_loc *locs; /* index blocks: count entries' targets; else NULL */
-    const uint64_t *group_words; /* index blocks with row words: row_words[i * HFILE_GROUP]
-                                  * for i < ceil(count / HFILE_GROUP); else NULL */
+    const uint64_t *group_words; /* index blocks with row words and over 2 * HFILE_GROUP
+                                  * entries: row_words[i * HFILE_GROUP] for
+                                  * i < ceil(count / HFILE_GROUP); else NULL */
     /* A copy of short prefixes beside the header, so a search does not touch
      * the first key's cache line just to place the key. */
     uint8_t prefix_copy[HFILE_PREFIX_COPY];

@@ -130,8 +130,7 @@ cursor_search(const icursor *c, uint32_t d, const kiln_cell *key)
             return (long)c->lv[d].count - 1;
     }
     long lo = 0, hi = (long)c->lv[d].count - 1, found = -1;
-    if (words && d > 0 && c->lv[d].b->group_words != NULL &&
-        c->lv[d].count > 2 * HFILE_GROUP)
+    if (d > 0 && c->lv[d].b->group_words != NULL)
         cursor_narrow(c->lv[d].b, wk, &lo, &hi, &found);
     while (lo <= hi) {
         long mid = lo + (hi - lo) / 2;
